@@ -342,11 +342,18 @@ export class SessionTree {
 	/**
 	 * The entries of a fork that ends at `leafId` (pi's `createBranchedSession`): the root → leaf path
 	 * without label entries, then one label entry for each label that still applies to that path,
-	 * chained after it and carrying the label's own timestamp.
+	 * chained after it and carrying the label's own timestamp. The source entries are not changed.
 	 */
 	forkEntries(leafId: string): SessionEntry[] {
 		this.#requireNode(leafId);
-		const path = this.getBranch(leafId).filter((entry) => entry.type !== "label");
+		// An entry whose parent was a dropped label is re-linked to the entry before it, so the fork
+		// stays one chain (pi 0.73.1 leaves it pointing at the dropped label, which makes it an orphan).
+		const path = this.getBranch(leafId)
+			.filter((entry) => entry.type !== "label")
+			.map((entry, index, kept) => {
+				const parentId = kept[index - 1]?.id ?? null;
+				return entry.parentId === parentId ? entry : { ...entry, parentId };
+			});
 		const onPath = new Set(path.map((entry) => entry.id));
 		const labels: LabelEntry[] = [];
 		let parentId = path[path.length - 1]?.id ?? null;

@@ -1,0 +1,185 @@
+/**
+ * Differential tests against pi 0.73.1: the corpus files and many generated trees must give the same
+ * tree shape and the same context for every leaf. Deliberate differences are named where they are undone:
+ * - `content: null` from old files becomes `[]` in our context (pi passes `null` on);
+ * - `branch_summary.fromId` is the leaf being left in ours (DESIGN.md); pi 0.73.1 stores the branch target.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+	buildSessionContext,
+	encodeEntry,
+	type FileEntry,
+	migrateToCurrentVersion,
+	parseSessionText,
+	type SessionEntry,
+	SessionTree,
+	type SessionTreeNode,
+} from "../src/index.ts";
+import { applyOps, opsArbitrary } from "./support/ops.ts";
+import { pi, piContextAsOurs } from "./support/pi.ts";
+
+const corpusDir = new URL("../../shared/corpus/", import.meta.url);
+const corpusFiles = ["pi-v1-large-session.jsonl", "pi-v1-before-compaction.jsonl"];
+const scratch = mkdtempSync(join(tmpdir(), "pi-diff-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Rewrites every id-bearing field through `map`, so two trees with different random ids can be compared. */
+function mapIds<T>(value: T, map: (id: string) => string): T {
+	const entry = { ...(value as Record<string, unknown>) };
+	for (const key of ["id", "parentId", "targetId", "firstKeptEntryId"]) {
+		if (typeof entry[key] === "string") entry[key] = map(entry[key] as string);
+	}
+	return entry as T;
+}
+
+function shape(nodes: SessionTreeNode[], map: (id: string) => string = (id) => id): unknown[] {
+	return nodes.map((node) => ({ id: map(node.entry.id), label: node.label, children: shape(node.children, map) }));
+}
+
+describe("corpus files: our migration and context equal pi's", () => {
+	for (const file of corpusFiles) {
+		it(file, () => {
+			const copy = join(scratch, file);
+			copyFileSync(new URL(file, corpusDir), copy);
+			const piSession = pi.SessionManager.open(copy, scratch); // migrates and rewrites the copy
+			const piEntries = piSession.getEntries() as unknown as SessionEntry[];
+
+			const parsed = parseSessionText(readFileSync(new URL(file, corpusDir), "utf8"));
+			expect(parsed.diagnostics).toEqual([]);
+			const migration = migrateToCurrentVersion(parsed.entries);
+			expect(migration).toMatchObject({ changed: true, fromVersion: 1, warnings: [] });
+			const ours = SessionTree.fromRecords(migration.entries);
+			expect(ours.diagnostics).toEqual([]);
+			const ourEntries = ours.getEntries();
+
+			// Same records in the same order; ids are random on both sides, so pair them by position.
+			expect(ourEntries.length).toBe(piEntries.length);
+			const toOurs = new Map(piEntries.map((entry, index) => [entry.id, ourEntries[index]?.id as string]));
+			const translate = (id: string) => toOurs.get(id) ?? `unknown:${id}`;
+			expect(piEntries.map((entry) => mapIds(entry, translate))).toEqual(ourEntries);
+			expect(ours.getHeader()).toEqual(piSession.getHeader());
+			expect(shape(ours.getTree())).toEqual(shape(piSession.getTree() as SessionTreeNode[], translate));
+
+			// Bytes: pi's rewritten file and our encoding differ only in ids.
+			const ourText = [ours.getHeader(), ...ourEntries].map((entry) => encodeEntry(entry as FileEntry)).join("");
+			const piText = [piSession.getHeader(), ...piEntries.map((entry) => mapIds(entry, translate))]
+				.map((entry) => encodeEntry(entry as FileEntry))
+				.join("");
+			expect(ourText).toBe(piText);
+			expect(readFileSync(copy, "utf8").split("\n").length).toBe(ourText.split("\n").length);
+
+			// Context for every leaf, computed by pi from pi's entries and by us from ours.
+			const piById = new Map(piEntries.map((entry) => [entry.id, entry]));
+			for (const piEntry of piEntries) {
+				const expected = piContextAsOurs(pi.buildSessionContext(piEntries, piEntry.id, piById));
+				expect(ours.buildSessionContext(translate(piEntry.id))).toEqual(expected);
+			}
+		});
+	}
+
+	it("keeps v1 compactions' first kept entry where pi puts it", () => {
+		const text = readFileSync(new URL("pi-v1-before-compaction.jsonl", corpusDir), "utf8");
+		const { entries } = migrateToCurrentVersion(parseSessionText(text).entries);
+		const compactions = entries.filter((entry) => entry.type === "compaction");
+		expect(compactions).toHaveLength(2);
+		// v1 indices count the header as record 0: index 293 is the 293rd entry after it.
+		const ids = entries.map((entry) => entry.id);
+		expect(compactions.map((entry) => ids.indexOf((entry as { firstKeptEntryId: string }).firstKeptEntryId))).toEqual([
+			293, 551,
+		]);
+	});
+});
+
+describe("generated trees: same operations, same results as pi", () => {
+	it("context for every leaf equals pi's buildSessionContext on the same entries", () => {
+		fc.assert(
+			fc.property(opsArbitrary, (ops) => {
+				const tree = SessionTree.create({ cwd: "/project" });
+				applyOps(tree, ops);
+				const entries = tree.getEntries();
+				for (const leaf of [...entries.map((entry) => entry.id), null, undefined]) {
+					const expected = piContextAsOurs(pi.buildSessionContext(entries, leaf));
+					expect(buildSessionContext(entries, leaf)).toEqual(expected);
+					if (leaf) expect(tree.buildSessionContext(leaf)).toEqual(expected);
+				}
+				expect(tree.buildSessionContext()).toEqual(piContextAsOurs(pi.buildSessionContext(entries, tree.getLeafId())));
+			}),
+			{ numRuns: 300 },
+		);
+	});
+
+	it("tree, children, branches, labels, name, leaf and forks equal pi's SessionManager", () => {
+		fc.assert(
+			fc.property(opsArbitrary, fc.nat(), (ops, forkPick) => {
+				const ours = SessionTree.create({ cwd: "/project" });
+				const piSession = pi.SessionManager.inMemory("/project");
+				const ourIds = applyOps(ours, ops);
+				const piIds = applyOps(piSession, ops);
+				expect(piIds.length).toBe(ourIds.length);
+				const toOurs = new Map(piIds.map((id, index) => [id, ourIds[index] as string]));
+				const translate = (id: string) => toOurs.get(id) ?? `unknown:${id}`;
+				const comparable = (entry: SessionEntry) => {
+					const { timestamp, fromId, ...rest } = entry;
+					return rest;
+				};
+
+				const piEntries = piSession.getEntries() as unknown as SessionEntry[];
+				for (const entry of piEntries) {
+					// pi 0.73.1 records the branch target as fromId; ours records the leaf being left (DESIGN.md).
+					if (entry.type === "branch_summary") expect(entry.fromId).toBe(entry.parentId ?? "root");
+				}
+				expect(piEntries.map((entry) => comparable(mapIds(entry, translate)))).toEqual(
+					ours.getEntries().map(comparable),
+				);
+				expect(ours.getLeafId()).toBe(
+					piSession.getLeafId() === null ? null : translate(piSession.getLeafId() as string),
+				);
+				expect(ours.getSessionName()).toBe(piSession.getSessionName());
+				expect(shape(ours.getTree())).toEqual(shape(piSession.getTree() as SessionTreeNode[], translate));
+				for (const piId of piIds) {
+					const id = translate(piId);
+					expect(ours.getChildren(id).map((entry) => entry.id)).toEqual(
+						piSession.getChildren(piId).map((entry) => translate(entry.id)),
+					);
+					expect(ours.getBranch(id).map((entry) => entry.id)).toEqual(
+						piSession.getBranch(piId).map((entry) => translate(entry.id)),
+					);
+					expect(ours.getLabel(id)).toBe(piSession.getLabel(piId));
+				}
+
+				if (piIds.length === 0) return;
+				// Fork (createBranchedSession): pi's in-memory mode replaces its session with the fork's entries.
+				const forkPiId = piIds[forkPick % piIds.length] as string;
+				const forked = ours.forkEntries(translate(forkPiId));
+				piSession.createBranchedSession(forkPiId);
+				const piFork = piSession.getEntries() as unknown as SessionEntry[];
+				const summary = (entries: SessionEntry[], map: (id: string) => string) =>
+					entries.map((entry) =>
+						entry.type === "label"
+							? { type: "label", targetId: map(entry.targetId), label: entry.label }
+							: { type: entry.type, id: map(entry.id) },
+					);
+				expect(summary(forked, (id) => id)).toEqual(summary(piFork, translate));
+				// pi 0.73.1 keeps the parentId of an entry whose parent was a dropped label, orphaning it;
+				// ours re-links it to the entry before it (checked below), so only pi's fork can have dangling parents.
+				const piForkIds = new Set(piFork.map((entry) => entry.id));
+				const droppedLabelOnPath = ours
+					.getBranch(translate(forkPiId))
+					.some((entry, index, path) => entry.type !== "label" && path[index - 1]?.type === "label");
+				expect(piFork.some((entry) => entry.parentId !== null && !piForkIds.has(entry.parentId))).toBe(
+					droppedLabelOnPath,
+				);
+				// Re-added labels chain after the path and keep the label's own timestamp.
+				for (const [index, entry] of forked.entries()) {
+					if (index > 0) expect(entry.parentId).toBe(forked[index - 1]?.id);
+					if (entry.type === "label") expect(entry.timestamp).toBe(ours.getLabels().get(entry.targetId)?.timestamp);
+				}
+			}),
+			{ numRuns: 300 },
+		);
+	});
+});
