@@ -35,8 +35,8 @@ export function buildSessionPath(
 	const reversed: SessionEntry[] = [];
 	let seen: Set<SessionEntry> | undefined;
 	for (let current = leaf; current; current = current.parentId ? byId.get(current.parentId) : undefined) {
-		// More steps than entries can only be a cycle: from then on, stop at the first repeat.
-		if (reversed.length > byId.size) {
+		// As many steps as entries means a repeat is possible (a cycle): from then on, stop at the first one.
+		if (reversed.length >= byId.size) {
 			seen ??= new Set(reversed);
 			if (seen.has(current)) break;
 			seen.add(current);

@@ -4,7 +4,16 @@
 import * as piPackage from "@mariozechner/pi-coding-agent";
 import type { FileEntry, SessionContext, SessionEntry } from "../../src/index.ts";
 
-export const pi = {
+export const pi: {
+	buildSessionContext: (
+		entries: SessionEntry[],
+		leafId?: string | null,
+		byId?: Map<string, SessionEntry>,
+	) => SessionContext;
+	migrateSessionEntries: (entries: FileEntry[]) => void;
+	parseSessionEntries: (content: string) => FileEntry[];
+	SessionManager: typeof piPackage.SessionManager;
+} = {
 	buildSessionContext: piPackage.buildSessionContext as unknown as (
 		entries: SessionEntry[],
 		leafId?: string | null,

@@ -1,0 +1,41 @@
+/**
+ * The package's subpaths are declared three times (package.json for npm, deno.json for Deno, tsup's
+ * entries for the build). They must name the same subpaths and the same modules.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { entries as tsupEntries } from "../tsup.config.ts";
+
+const read = (file: string) => JSON.parse(readFileSync(new URL(`../${file}`, import.meta.url), "utf8"));
+const packageExports: Record<string, { types: string; import: string }> = read("package.json").exports;
+const denoExports: Record<string, string> = read("deno.json").exports;
+
+/** "./dist/node.js" → "node" ; "./adapters/node.ts" → "node" ; "./src/index.ts" → "index". */
+const moduleName = (file: string) => (file.split("/").pop() as string).replace(/\.(d\.ts|js|ts)$/, "");
+
+describe("export maps", () => {
+	it("package.json and deno.json name the same subpaths", () => {
+		expect(Object.keys(denoExports).sort()).toEqual(Object.keys(packageExports).sort());
+	});
+
+	it("each subpath points at the same module in both, and tsup builds it", () => {
+		for (const [subpath, target] of Object.entries(packageExports)) {
+			const name = moduleName(target.import);
+			expect(moduleName(target.types)).toBe(name);
+			expect(moduleName(denoExports[subpath] as string)).toBe(name);
+			expect(`./${tsupEntries[name]}`).toBe(denoExports[subpath]);
+		}
+		expect(Object.keys(tsupEntries).sort()).toEqual(
+			Object.values(packageExports)
+				.map((t) => moduleName(t.import))
+				.sort(),
+		);
+	});
+
+	it("package.json's types and import are built into dist/", async () => {
+		const built = await import("../dist/index.js");
+		expect(typeof built.SessionTree).toBe("function");
+		expect(typeof built.buildSessionContext).toBe("function");
+		expect(readFileSync(new URL("../dist/index.d.ts", import.meta.url), "utf8")).toContain("declare class SessionTree");
+	});
+});
