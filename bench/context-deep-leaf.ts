@@ -1,0 +1,147 @@
+/**
+ * Benchmark: the model context of the deepest leaf of a ~100 MB session whose ~59,000 entries are all on
+ * one path, side by side with pi's `buildSessionContext` and with the floor (`JSON.parse` of every line).
+ * Absolute times on shared machines are noise; the ratios are the result. Run: `npm run bench`.
+ * @module
+ */
+import { spawnSync } from "node:child_process";
+import {
+	type SessionEntry as PiSessionEntry,
+	buildSessionContext as piBuildSessionContext,
+} from "@mariozechner/pi-coding-agent";
+import { buildSessionContext, type SessionContext, type SessionEntry, SessionTree } from "../src/index.ts";
+import { generateLinearSession } from "./generate.ts";
+
+const WARMUP = 3;
+const SAMPLES = 11;
+/** Pause after each gc(): V8 sweeps concurrently, and on a small machine that work would land in the sample. */
+const SETTLE_MS = 100;
+const settle = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Re-run this script in a child with `--expose-gc`: collecting between samples keeps one case's garbage
+ * (the floor leaves hundreds of MB) out of the next case's time. Returns true in the parent.
+ */
+function relaunchWithGc(): boolean {
+	if (typeof globalThis.gc === "function" || process.env.BENCH_RELAUNCHED) return false;
+	const { status } = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+		stdio: "inherit",
+		env: {
+			...process.env,
+			BENCH_RELAUNCHED: "1",
+			NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --expose-gc`.trim(),
+		},
+	});
+	process.exitCode = status ?? 1;
+	return true;
+}
+
+interface Case {
+	name: string;
+	run: () => unknown;
+}
+
+/** Samples in ms per case. Cases take turns in every round, so drift in machine load hits all of them alike. */
+function measure(cases: readonly Case[]): number[][] {
+	const samples = cases.map((): number[] => []);
+	let sink: unknown;
+	for (let round = 0; round < WARMUP + SAMPLES; round++) {
+		cases.forEach((benchCase, index) => {
+			globalThis.gc?.();
+			Atomics.wait(settle, 0, 0, SETTLE_MS);
+			const start = performance.now();
+			sink = benchCase.run();
+			const elapsed = performance.now() - start;
+			if (round >= WARMUP) samples[index]?.push(elapsed);
+		});
+	}
+	// Keep the last result observable so no engine can treat the work as dead.
+	if (sink === undefined) throw new Error("a case returned nothing");
+	return samples;
+}
+
+function median(values: readonly number[]): number {
+	const sorted = [...values].sort((a, b) => a - b);
+	const mid = sorted.length >> 1;
+	return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Throws unless our context is pi's, so the table never compares wrong answers. */
+function assertSameContext(name: string, ours: SessionContext, pis: unknown): void {
+	const expected = pis as SessionContext;
+	if (ours.messages.length !== expected.messages.length) {
+		throw new Error(`${name}: ${ours.messages.length} messages, pi has ${expected.messages.length}`);
+	}
+	if (JSON.stringify(ours) !== JSON.stringify(expected)) throw new Error(`${name}: context differs from pi's`);
+}
+
+function main(): void {
+	let start = performance.now();
+	const session = generateLinearSession();
+	const generatedMs = performance.now() - start;
+	const { records, lines } = session;
+	// Same arrays and map for both implementations; the casts only bridge the two packages' type declarations.
+	const entries = records.slice(1) as SessionEntry[];
+	const piEntries = entries as unknown as PiSessionEntry[];
+	const byId = new Map(entries.map((entry) => [entry.id, entry]));
+	const piById = byId as unknown as Map<string, PiSessionEntry>;
+	const leafId = (entries[entries.length - 1] as SessionEntry).id;
+	start = performance.now();
+	const tree = SessionTree.fromRecords(records);
+	const treeMs = performance.now() - start;
+	if (tree.getBranch(leafId).length !== entries.length) throw new Error("the generated session is not one path");
+
+	const reference = piBuildSessionContext(piEntries, leafId, piById);
+	assertSameContext("buildSessionContext with byId", buildSessionContext(entries, leafId, byId), reference);
+	assertSameContext("buildSessionContext without byId", buildSessionContext(entries, leafId), reference);
+	assertSameContext("SessionTree#buildSessionContext", tree.buildSessionContext(leafId), reference);
+
+	const cases: Case[] = [
+		{
+			name: "floor: JSON.parse of every line",
+			run: () => {
+				let parsed = 0;
+				for (const line of lines) if (JSON.parse(line)) parsed++;
+				return parsed;
+			},
+		},
+		{
+			name: "pi   buildSessionContext(entries, leaf, byId)",
+			run: () => piBuildSessionContext(piEntries, leafId, piById),
+		},
+		{ name: "pi   buildSessionContext(entries, leaf)", run: () => piBuildSessionContext(piEntries, leafId) },
+		{ name: "ours buildSessionContext(entries, leaf, byId)", run: () => buildSessionContext(entries, leafId, byId) },
+		{ name: "ours buildSessionContext(entries, leaf)", run: () => buildSessionContext(entries, leafId) },
+		{ name: "ours SessionTree#buildSessionContext(leaf)", run: () => tree.buildSessionContext(leafId) },
+	];
+	const medians = measure(cases).map(median);
+	const [floor = 0, piWithMap = 0, piBuildsMap = 0, oursWithMap = 0, oursBuildsMap = 0, oursTree = 0] = medians;
+
+	const mb = (bytes: number): string => (bytes / 1e6).toFixed(2);
+	console.log(
+		`context of the deepest leaf — node ${process.version}, median of ${SAMPLES} samples after ${WARMUP} warm-up`,
+	);
+	const gc = typeof globalThis.gc === "function" ? `yes, then ${SETTLE_MS} ms to settle` : "no (no --expose-gc)";
+	console.log(`  gc between samples: ${gc}`);
+	console.log(
+		`session: ${entries.length} entries on one path, ${mb(session.bytes)} MB (${session.bytes} bytes) of JSONL, ` +
+			`${session.compactions} compactions, ${session.labels} labels; generated in ${(generatedMs / 1000).toFixed(1)} s`,
+	);
+	console.log(
+		`leaf context: ${reference.messages.length} messages, thinking level ${reference.thinkingLevel}, ` +
+			`model ${reference.model?.provider}/${reference.model?.modelId}; identical to pi's (checked)`,
+	);
+	console.log(`SessionTree.fromRecords (once, not in the table): ${treeMs.toFixed(1)} ms\n`);
+	console.log(`${"case".padEnd(48)}${"median ms".padStart(11)}${"÷ floor".padStart(10)}`);
+	cases.forEach((benchCase, index) => {
+		const ms = medians[index] ?? 0;
+		console.log(`${benchCase.name.padEnd(48)}${ms.toFixed(2).padStart(11)}${(ms / floor).toFixed(4).padStart(10)}`);
+	});
+	const speedUp = (pi: number, ours: number): string => `${(pi / ours).toFixed(1)}×`.padStart(9);
+	console.log("\nspeed-up, pi ÷ ours (medians):");
+	console.log(`  byId given                               ${speedUp(piWithMap, oursWithMap)}`);
+	console.log(`  map built inside the call                ${speedUp(piBuildsMap, oursBuildsMap)}`);
+	console.log(`  SessionTree vs pi with byId given        ${speedUp(piWithMap, oursTree)}`);
+}
+
+if (!relaunchWithGc()) main();
