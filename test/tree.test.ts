@@ -156,6 +156,25 @@ describe("labels and names", () => {
 	});
 });
 
+describe("unknown entry kinds", () => {
+	it("are indexed like any entry, produce no context and keep every field", () => {
+		const future = {
+			type: "future_kind",
+			id: "bbbbbbbb",
+			parentId: "aaaaaaaa",
+			timestamp: "t",
+			payload: { deep: [1] },
+		};
+		const tree = SessionTree.fromRecords([header, entry("aaaaaaaa", null), future] as FileEntry[]);
+		expect(tree.getEntry("bbbbbbbb")).toBe(future);
+		expect(tree.getBranch().map((e) => e.id)).toEqual(["aaaaaaaa", "bbbbbbbb"]);
+		expect(tree.buildSessionContext().messages).toEqual([]);
+		expect(tree.diagnostics).toEqual([]);
+		const child = tree.appendMessage(user("after"));
+		expect(tree.getEntry(child)?.parentId).toBe("bbbbbbbb");
+	});
+});
+
 describe("getTree", () => {
 	it("orders children oldest first by timestamp, whatever the file order", () => {
 		const tree = SessionTree.fromRecords([
