@@ -3,6 +3,10 @@ import { defineConfig, type Options } from "tsup";
 // One entry per package.json subpath; test/exports.test.ts keeps this, package.json and deno.json in step.
 export const entries: Record<string, string> = {
 	index: "src/index.ts",
+	node: "adapters/node.ts",
+	zenfs: "adapters/zenfs.ts",
+	"pi-compat": "adapters/pi-compat.ts",
+	testing: "src/testing.ts",
 };
 
 const config: Options = defineConfig({

@@ -10,9 +10,16 @@
  * console.log(tree.buildSessionContext().messages);
  * @module
  */
+
+export * from "./catalog.ts";
 export * from "./context.ts";
 export * from "./entries.ts";
 export * from "./ids.ts";
 export * from "./jsonl.ts";
+export * from "./load.ts";
+export * from "./lock.ts";
 export * from "./migrate.ts";
+export * from "./paths.ts";
+export * from "./session.ts";
+export * from "./storage.ts";
 export * from "./tree.ts";

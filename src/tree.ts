@@ -167,6 +167,10 @@ export class SessionTree {
 	getEntries(): SessionEntry[] {
 		return [...this.#entries];
 	}
+	/** Entries `[start, end)` in file order, without copying the rest. */
+	entriesBetween(start: number, end: number): SessionEntry[] {
+		return this.#entries.slice(start, end);
+	}
 	/** Number of entries (header excluded). */
 	get size(): number {
 		return this.#entries.length;

@@ -1,0 +1,135 @@
+/**
+ * Storage on `node:fs`, for Node, Bun and Deno (all three provide `node:fs`). Also the synchronous
+ * twin used only by the pi-compatible `SessionManager`, and the pi layout read from this process's
+ * environment and home directory.
+ * @example
+ * import { createNodeStorage } from "pi-session-tree/node";
+ * const storage = createNodeStorage();
+ * @module
+ */
+import * as fs from "node:fs";
+import { homedir, hostname } from "node:os";
+import { resolve as resolvePath } from "node:path";
+import { isLockHeldHere } from "../src/lock.ts";
+import { resolveAgentDir } from "../src/paths.ts";
+import type { DirEntry, FileStat, LockOwner, Storage, SyncStorage } from "../src/storage.ts";
+import { StorageError } from "../src/storage.ts";
+import { fsPromisesStorage, type LockIdentity, storageErrorOf, temporaryName } from "./fs-promises.ts";
+
+const processStartedAt = Math.round(Date.now() - process.uptime() * 1000);
+
+/** Lock owners on this machine: pid and host; liveness by signal 0. */
+export const nodeLockIdentity: LockIdentity = {
+	lockOwner: (): LockOwner => ({
+		pid: process.pid,
+		host: hostname(),
+		startedAt: processStartedAt,
+		token: crypto.randomUUID(),
+	}),
+	isLockOwnerAlive(owner: LockOwner): boolean {
+		if (owner.host !== hostname()) return true; // another machine: cannot tell, so never steal
+		if (owner.pid === process.pid) return isLockHeldHere(owner.token);
+		try {
+			process.kill(owner.pid, 0);
+			return true;
+		} catch (error) {
+			return (error as { code?: string }).code !== "ESRCH";
+		}
+	},
+};
+
+/**
+ * Asynchronous storage on the local file system. Relative paths are resolved against the current directory.
+ * @example
+ * const storage = createNodeStorage();
+ * const stat = await storage.stat("/tmp");
+ */
+export function createNodeStorage(): Storage {
+	return fsPromisesStorage(fs.promises, nodeLockIdentity, (path) => resolvePath(path));
+}
+
+function guarded<T>(path: string, action: () => T): T {
+	try {
+		return action();
+	} catch (error) {
+		throw error instanceof StorageError ? error : storageErrorOf(error, path);
+	}
+}
+
+function writeAllSync(path: string, flags: string, chunks: readonly Uint8Array[], durable: boolean): void {
+	const fd = fs.openSync(path, flags);
+	try {
+		for (const chunk of chunks) {
+			for (let written = 0; written < chunk.length; ) written += fs.writeSync(fd, chunk, written);
+		}
+		if (durable) fs.fdatasyncSync(fd);
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
+/** Synchronous storage on the local file system, for the pi-compatible `SessionManager` only. */
+export function createNodeSyncStorage(): SyncStorage {
+	return {
+		readRange: (path, start, end) =>
+			guarded(path, () => {
+				const fd = fs.openSync(path, "r");
+				try {
+					const buffer = new Uint8Array(Math.max(0, end - start));
+					let filled = 0;
+					while (filled < buffer.length) {
+						const read = fs.readSync(fd, buffer, filled, buffer.length - filled, start + filled);
+						if (read === 0) break;
+						filled += read;
+					}
+					return filled === buffer.length ? buffer : buffer.subarray(0, filled);
+				} finally {
+					fs.closeSync(fd);
+				}
+			}),
+		append: (path, data, durable) => guarded(path, () => writeAllSync(path, "a", [data], durable)),
+		createExclusive: (path, chunks, durable) => guarded(path, () => writeAllSync(path, "wx", chunks, durable)),
+		replace: (path, chunks) =>
+			guarded(path, () => {
+				const temporary = temporaryName(path);
+				try {
+					writeAllSync(temporary, "wx", chunks, true);
+					fs.renameSync(temporary, path);
+				} catch (error) {
+					fs.rmSync(temporary, { force: true });
+					throw error;
+				}
+			}),
+		rename: (from, to) => guarded(from, () => fs.renameSync(from, to)),
+		stat: (path) =>
+			guarded(path, (): FileStat | null => {
+				const stat = fs.statSync(path, { throwIfNoEntry: false });
+				return stat
+					? { size: stat.size, mtimeMs: stat.mtimeMs, isFile: stat.isFile(), isDirectory: stat.isDirectory() }
+					: null;
+			}),
+		list: (dir) =>
+			guarded(dir, (): DirEntry[] => {
+				if (!fs.existsSync(dir)) return [];
+				return fs
+					.readdirSync(dir, { withFileTypes: true })
+					.map((e) => ({ name: e.name, isFile: e.isFile(), isDirectory: e.isDirectory() }));
+			}),
+		mkdir: (dir) =>
+			guarded(dir, () => {
+				fs.mkdirSync(dir, { recursive: true });
+			}),
+		remove: (path) => guarded(path, () => fs.rmSync(path, { force: true })),
+		lockOwner: () => nodeLockIdentity.lockOwner(),
+		isLockOwnerAlive: (owner) => nodeLockIdentity.isLockOwnerAlive(owner),
+	};
+}
+
+/**
+ * pi's agent directory for this process: `$PI_CODING_AGENT_DIR` (with `~` expanded) or `~/.pi/agent`.
+ * @example
+ * const sessionsRoot = `${agentDir()}/sessions`;
+ */
+export function agentDir(): string {
+	return resolveAgentDir(process.env.PI_CODING_AGENT_DIR, homedir());
+}

@@ -1,0 +1,198 @@
+/**
+ * Finding and listing sessions on storage: the most recent session of a directory, a session by id, and
+ * pi's `SessionInfo` listing with bounded concurrency and progress.
+ * @module
+ */
+import type { FileEntry, SessionHeader } from "./entries.ts";
+import { HeaderTooLongError, readSessionFile, readSessionHeader } from "./load.ts";
+import { joinPath, sessionIdOfFileName, validateSessionId } from "./paths.ts";
+import { io, runTask, type Storage, type Task } from "./storage.ts";
+import { normalizeSessionName } from "./tree.ts";
+
+/** pi's `SessionInfo`: what a session picker shows. */
+export interface SessionInfo {
+	path: string;
+	id: string;
+	/** Working directory where the session was started; empty for old sessions. */
+	cwd: string;
+	name?: string;
+	parentSessionPath?: string;
+	created: Date;
+	modified: Date;
+	messageCount: number;
+	firstMessage: string;
+	allMessagesText: string;
+}
+
+/** `(loaded, total)` as listing proceeds. */
+export type ListProgress = (loaded: number, total: number) => void;
+
+export interface ListOptions {
+	onProgress?: ListProgress;
+	signal?: AbortSignal;
+	/** Files read at once (default 8). */
+	concurrency?: number;
+}
+
+function* jsonlFiles(dir: string): Task<string[]> {
+	const entries = yield* io("list", dir);
+	return entries.filter((e) => e.isFile && e.name.endsWith(".jsonl")).map((e) => joinPath(dir, e.name));
+}
+
+/** The header of a file if it is a session (reads at most 1 MiB); `null` otherwise. */
+function* headerOrNull(path: string): Task<SessionHeader | null> {
+	try {
+		return yield* readSessionHeader(path);
+	} catch (error) {
+		if (!(error instanceof HeaderTooLongError)) return null;
+	}
+	// Header discovery gives up past 1 MiB; a full read still decides.
+	try {
+		const read = yield* readSessionFile(path);
+		return read && !("empty" in read) ? (read.records[0] as SessionHeader) : null;
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * The most recently modified session file in `dir` (optionally only those whose header's cwd is `cwd`).
+ * @example
+ * const path = await runTask(findMostRecentSession("/s/--project--", "/project"), storage);
+ */
+export function* findMostRecentSession(dir: string, cwd?: string): Task<string | null> {
+	let best: { path: string; mtimeMs: number } | null = null;
+	for (const path of yield* jsonlFiles(dir)) {
+		const header = yield* headerOrNull(path);
+		if (!header || (cwd !== undefined && header.cwd !== cwd)) continue;
+		const stat = yield* io("stat", path);
+		if (stat && (!best || stat.mtimeMs > best.mtimeMs)) best = { path, mtimeMs: stat.mtimeMs };
+	}
+	return best?.path ?? null;
+}
+
+/**
+ * The file of a session id under a sessions root (`<agentDir>/sessions`), found by pi's file name.
+ * @example
+ * const path = await runTask(findById("/home/me/.pi/agent/sessions", id), storage);
+ */
+export function* findById(sessionsRoot: string, id: string): Task<string | null> {
+	validateSessionId(id);
+	for (const dir of yield* io("list", sessionsRoot)) {
+		if (!dir.isDirectory) continue;
+		for (const file of yield* io("list", joinPath(sessionsRoot, dir.name))) {
+			if (file.isFile && sessionIdOfFileName(file.name) === id) return joinPath(sessionsRoot, dir.name, file.name);
+		}
+	}
+	return null;
+}
+
+function textOf(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content
+		.filter((block): block is { type: "text"; text: string } => block?.type === "text")
+		.map((block) => block.text)
+		.join(" ");
+}
+
+/** pi's summary of one session's records. */
+export function sessionInfoOf(path: string, records: readonly FileEntry[], mtimeMs: number): SessionInfo | null {
+	const header = records[0] as SessionHeader | undefined;
+	if (header?.type !== "session") return null;
+	let messageCount = 0;
+	let firstMessage = "";
+	let name: string | undefined;
+	let lastActivity = 0;
+	const texts: string[] = [];
+	for (const record of records) {
+		if (record.type === "session_info") name = normalizeSessionName(record.name);
+		if (record.type !== "message") continue;
+		messageCount++;
+		const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown };
+		if (message.role !== "user" && message.role !== "assistant") continue;
+		const activity = typeof message.timestamp === "number" ? message.timestamp : Date.parse(record.timestamp);
+		if (!Number.isNaN(activity)) lastActivity = Math.max(lastActivity, activity);
+		if (!("content" in message)) continue;
+		const text = textOf(message.content);
+		if (!text) continue;
+		texts.push(text);
+		if (!firstMessage && message.role === "user") firstMessage = text;
+	}
+	const created = Date.parse(header.timestamp);
+	const modified = lastActivity > 0 ? lastActivity : Number.isNaN(created) ? mtimeMs : created;
+	return {
+		path,
+		id: header.id,
+		cwd: typeof header.cwd === "string" ? header.cwd : "",
+		name,
+		parentSessionPath: header.parentSession,
+		created: new Date(header.timestamp),
+		modified: new Date(modified),
+		messageCount,
+		firstMessage: firstMessage || "(no messages)",
+		allMessagesText: texts.join(" "),
+	};
+}
+
+/** The `SessionInfo` of one file, or `null` when it is not a readable session. */
+export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<SessionInfo | null> {
+	try {
+		const read = yield* readSessionFile(path, { signal });
+		const stat = yield* io("stat", path);
+		if (!read || "empty" in read || !stat) return null;
+		return sessionInfoOf(path, read.records, stat.mtimeMs);
+	} catch (error) {
+		if (signal?.aborted) throw error;
+		return null;
+	}
+}
+
+/** Run tasks with at most `limit` at once; results in input order. */
+async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+	const results = new Array<R>(items.length);
+	let next = 0;
+	const worker = async () => {
+		for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index] as T);
+	};
+	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+	return results;
+}
+
+async function listFiles(storage: Storage, files: string[], options: ListOptions): Promise<SessionInfo[]> {
+	let loaded = 0;
+	const infos = await pool(files, options.concurrency ?? 8, async (path) => {
+		options.signal?.throwIfAborted();
+		const info = await runTask(sessionInfoTask(path, options.signal), storage);
+		options.onProgress?.(++loaded, files.length);
+		return info;
+	});
+	return infos
+		.filter((info): info is SessionInfo => info !== null)
+		.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+/**
+ * pi's `SessionManager.list`: the sessions of one directory, most recently modified first.
+ * @example
+ * const sessions = await listSessions(storage, "/home/me/.pi/agent/sessions/--project--");
+ */
+export async function listSessions(storage: Storage, dir: string, options: ListOptions = {}): Promise<SessionInfo[]> {
+	return listFiles(storage, await runTask(jsonlFiles(dir), storage), options);
+}
+
+/**
+ * pi's `SessionManager.listAll`: the sessions of every project under a sessions root.
+ * @example
+ * const sessions = await listAllSessions(storage, "/home/me/.pi/agent/sessions", { onProgress: console.log });
+ */
+export async function listAllSessions(
+	storage: Storage,
+	sessionsRoot: string,
+	options: ListOptions = {},
+): Promise<SessionInfo[]> {
+	const dirs = (await storage.list(sessionsRoot)).filter((e) => e.isDirectory);
+	const files: string[] = [];
+	for (const dir of dirs) files.push(...(await runTask(jsonlFiles(joinPath(sessionsRoot, dir.name)), storage)));
+	return listFiles(storage, files, options);
+}

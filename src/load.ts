@@ -1,0 +1,139 @@
+/**
+ * Reading a session file: streamed in ranged chunks through the line splitter (never one string of the
+ * whole file), parsed with a diagnostic for every skipped line, and migrated to the current version.
+ * Deciding what to repair or rewrite is the session's job; this module only reads.
+ * @module
+ */
+import { type FileEntry, isSessionHeader, type SessionHeader } from "./entries.ts";
+import { type Diagnostic, excerptOf, type Line, LineSplitter, parseLine, SessionFormatError } from "./jsonl.ts";
+import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
+import { io, type Task } from "./storage.ts";
+import type { RecordLocation } from "./tree.ts";
+
+/** Bytes read per storage call. */
+export const READ_CHUNK_BYTES: number = 1 << 20;
+
+export interface ReadOptions {
+	signal?: AbortSignal;
+	/** Called after each chunk with bytes read so far and the file's size. */
+	onProgress?: (loaded: number, total: number) => void;
+	chunkBytes?: number;
+}
+
+/** A session file as read: its records (migrated), where each came from, and what was wrong with it. */
+export interface ReadSession {
+	path: string;
+	size: number;
+	/** Header first, then entries, in file order, migrated to the current version. */
+	records: FileEntry[];
+	/** Location of each record in `records`. */
+	locations: RecordLocation[];
+	/** Text of each skipped non-blank line, with the number of records that preceded it. */
+	skippedLines: { afterRecords: number; text: string }[];
+	diagnostics: Diagnostic[];
+	migration: MigrationResult;
+	/** False when the last byte is not `\n` (a torn append, or a file written without one). */
+	endsWithNewline: boolean;
+}
+
+/** The file exists but is empty. */
+export interface EmptySession {
+	path: string;
+	size: 0;
+	empty: true;
+}
+
+/** pi's validity rule for a header: type `session` and a string id. */
+export function isValidHeader(record: FileEntry | undefined): record is SessionHeader {
+	return !!record && isSessionHeader(record) && typeof record.id === "string";
+}
+
+/** The error for a file whose first line is not a session header; the file is left as it is. */
+export function notASessionError(path: string, line: Line | undefined): SessionFormatError {
+	return new SessionFormatError(
+		"not a pi session: the first line is not a session header; the file was left untouched",
+		{
+			file: path,
+			line: line?.line ?? 1,
+			byteOffset: line?.byteOffset ?? 0,
+			excerpt: excerptOf(line?.text ?? ""),
+		},
+	);
+}
+
+/**
+ * Read and migrate a session file. `null` when there is no file; `{ empty: true }` for an empty one.
+ * Throws `SessionFormatError` when a non-empty file does not start with a valid header.
+ */
+export function* readSessionFile(path: string, options: ReadOptions = {}): Task<ReadSession | EmptySession | null> {
+	const stat = yield* io("stat", path);
+	if (!stat) return null;
+	if (stat.size === 0) return { path, size: 0, empty: true };
+	const chunkBytes = options.chunkBytes ?? READ_CHUNK_BYTES;
+	const splitter = new LineSplitter();
+	const records: FileEntry[] = [];
+	const locations: RecordLocation[] = [];
+	const skippedLines: ReadSession["skippedLines"] = [];
+	const diagnostics: Diagnostic[] = [];
+	let lastByte = -1;
+
+	const take = (line: Line): void => {
+		const parsed = parseLine(line);
+		if (!parsed) return;
+		if (records.length === 0 && !isValidHeader(parsed.record)) throw notASessionError(path, line);
+		if (parsed.record) {
+			records.push(parsed.record);
+			locations.push({ line: line.line, byteOffset: line.byteOffset, excerpt: excerptOf(line.text) });
+		} else {
+			diagnostics.push(parsed.diagnostic);
+			skippedLines.push({ afterRecords: records.length, text: line.text });
+		}
+	};
+
+	let offset = 0;
+	for (;;) {
+		options.signal?.throwIfAborted();
+		const chunk = yield* io("readRange", path, offset, offset + chunkBytes);
+		if (chunk.length === 0) break;
+		offset += chunk.length;
+		lastByte = chunk[chunk.length - 1] as number;
+		for (const line of splitter.push(chunk)) take(line);
+		options.onProgress?.(offset, Math.max(offset, stat.size));
+		if (chunk.length < chunkBytes) break;
+	}
+	for (const line of splitter.end()) take(line);
+	if (records.length === 0) throw notASessionError(path, undefined);
+
+	const migration = migrateToCurrentVersion(records);
+	return {
+		path,
+		size: offset,
+		records: migration.entries,
+		locations,
+		skippedLines,
+		diagnostics,
+		migration,
+		endsWithNewline: lastByte === 0x0a,
+	};
+}
+
+/** Read only the header, looking at no more than `limit` bytes (1 MiB by default). */
+export function* readSessionHeader(path: string, limit: number = READ_CHUNK_BYTES): Task<SessionHeader | null> {
+	const bytes = yield* io("readRange", path, 0, limit);
+	const end = bytes.indexOf(0x0a);
+	if (end < 0 && bytes.length >= limit) throw new HeaderTooLongError(path, limit);
+	const splitter = new LineSplitter();
+	const [first] = [...splitter.push(end < 0 ? bytes : bytes.subarray(0, end + 1)), ...splitter.end()];
+	const parsed = first && parseLine(first);
+	return parsed && isValidHeader(parsed.record) ? parsed.record : null;
+}
+
+/** The first line of a file is longer than header discovery reads; a full load can still open it. */
+export class HeaderTooLongError extends Error {
+	override name = "HeaderTooLongError";
+	readonly path: string;
+	constructor(path: string, limit: number) {
+		super(`${path}: the header line is longer than ${limit} bytes`);
+		this.path = path;
+	}
+}

@@ -1,0 +1,118 @@
+/**
+ * One writer per session file: an exclusive lock file `<session>.lock` holding the owner's pid, host,
+ * start time and a unique token. A lock whose owner is gone is taken over; a live one is refused with
+ * `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
+ * @module
+ */
+import { io, isStorageError, type LockOwner, type Task } from "./storage.ts";
+
+/** Another writer holds the session. Open it read-only, or try again after that writer closes. */
+export class SessionLockedError extends Error {
+	override name = "SessionLockedError";
+	readonly path: string;
+	/** The holder, when its lock file could be read. */
+	readonly owner: LockOwner | undefined;
+	constructor(path: string, owner: LockOwner | undefined) {
+		const by = owner ? `pid ${owner.pid} on ${owner.host}` : "another writer";
+		super(`${path} is locked by ${by}; open it read-only or close the other writer`);
+		this.path = path;
+		this.owner = owner;
+	}
+}
+
+/** A lock this process holds. */
+export interface WriterLock {
+	path: string;
+	lockPath: string;
+	owner: LockOwner;
+}
+
+/** Tokens of the locks this JavaScript realm holds now, so it can tell its live locks from leftovers. */
+const heldHere = new Set<string>();
+
+/** Whether this realm currently holds the lock with this token. */
+export function isLockHeldHere(token: string): boolean {
+	return heldHere.has(token);
+}
+
+/** A lock file that cannot be read may be one being written right now; only this old is it abandoned. */
+const UNREADABLE_LOCK_GRACE_MS = 10_000;
+const encoder = new TextEncoder();
+
+export function lockPathOf(path: string): string {
+	return `${path}.lock`;
+}
+
+function* readOwner(lockPath: string): Task<LockOwner | null> {
+	let bytes: Uint8Array;
+	try {
+		bytes = yield* io("readRange", lockPath, 0, 4096);
+	} catch (error) {
+		if (isStorageError(error, "not-found")) return null;
+		throw error;
+	}
+	try {
+		const owner = JSON.parse(new TextDecoder().decode(bytes)) as LockOwner;
+		const valid =
+			typeof owner.pid === "number" &&
+			typeof owner.host === "string" &&
+			typeof owner.startedAt === "number" &&
+			typeof owner.token === "string";
+		return valid ? owner : null;
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * Take the writer lock of `path`, or throw `SessionLockedError`.
+ * @example
+ * const lock = await runTask(acquireLock("/s/a.jsonl"), storage);
+ */
+export function* acquireLock(path: string): Task<WriterLock> {
+	const lockPath = lockPathOf(path);
+	const owner = yield* io("lockOwner");
+	const content = encoder.encode(`${JSON.stringify(owner)}\n`);
+	for (let attempt = 0; attempt < 5; attempt++) {
+		try {
+			yield* io("createExclusive", lockPath, [content], false);
+			heldHere.add(owner.token);
+			return { path, lockPath, owner };
+		} catch (error) {
+			if (!isStorageError(error, "exists")) throw error;
+		}
+		const current = yield* readOwner(lockPath);
+		if (current && (yield* io("isLockOwnerAlive", current))) throw new SessionLockedError(path, current);
+		if (!current) {
+			const stat = yield* io("stat", lockPath);
+			if (stat && Date.now() - stat.mtimeMs < UNREADABLE_LOCK_GRACE_MS) throw new SessionLockedError(path, undefined);
+		}
+		// Stale: move it aside (a rename succeeds for one taker only), then try again to create ours.
+		const aside = `${lockPath}.${owner.token}.stale`;
+		try {
+			yield* io("rename", lockPath, aside);
+		} catch (error) {
+			if (!isStorageError(error, "not-found")) throw error;
+			continue;
+		}
+		const moved = yield* readOwner(aside);
+		yield* io("remove", aside);
+		if (moved && moved.token !== current?.token) {
+			// Between our read and our rename another taker replaced the stale lock: give theirs back.
+			try {
+				yield* io("createExclusive", lockPath, [encoder.encode(`${JSON.stringify(moved)}\n`)], false);
+			} catch (error) {
+				if (!isStorageError(error, "exists")) throw error;
+			}
+			throw new SessionLockedError(path, moved);
+		}
+	}
+	throw new SessionLockedError(path, undefined);
+}
+
+/** Release a lock taken by `acquireLock`; a lock file that is no longer ours is left alone. */
+export function* releaseLock(lock: WriterLock): Task<void> {
+	heldHere.delete(lock.owner.token);
+	const current = yield* readOwner(lock.lockPath);
+	if (current?.token === lock.owner.token) yield* io("remove", lock.lockPath);
+}

@@ -1,0 +1,93 @@
+/**
+ * pi's on-disk layout: `<agentDir>/sessions/--<encoded cwd>--/<timestamp>_<sessionId>.jsonl`, and the
+ * checks that keep caller-supplied ids and names inside the sessions directory. Paths use `/`.
+ * @module
+ */
+
+/** A session id, cwd or file name that could escape the sessions directory or is not a session. */
+export class InvalidSessionPathError extends Error {
+	override name = "InvalidSessionPathError";
+}
+
+/**
+ * The agent directory: `PI_CODING_AGENT_DIR` with a leading `~` expanded, or `<home>/.pi/agent`.
+ * @example
+ * resolveAgentDir(undefined, "/home/me"); // "/home/me/.pi/agent"
+ */
+export function resolveAgentDir(envValue: string | undefined, home: string): string {
+	if (envValue) {
+		if (envValue === "~") return home;
+		if (envValue.startsWith("~/")) return joinPath(home, envValue.slice(2));
+		return envValue;
+	}
+	return joinPath(home, ".pi", "agent");
+}
+
+/** `<agentDir>/sessions`. */
+export function sessionsRoot(agentDir: string): string {
+	return joinPath(agentDir, "sessions");
+}
+
+/**
+ * The directory name pi uses for a working directory: leading separator removed, `/ \ :` become `-`.
+ * @example
+ * encodeCwd("/home/me/project"); // "--home-me-project--"
+ */
+export function encodeCwd(cwd: string): string {
+	if (cwd.includes("\0")) throw new InvalidSessionPathError(`cwd contains a NUL character: ${JSON.stringify(cwd)}`);
+	return `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+}
+
+/** `<agentDir>/sessions/--<cwd>--`. */
+export function defaultSessionDir(cwd: string, agentDir: string): string {
+	return joinPath(sessionsRoot(agentDir), encodeCwd(cwd));
+}
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Accept a caller-supplied session id only if it is a plain name: letters, digits, `.`, `_`, `-`, no `..`.
+ * @example
+ * validateSessionId("01934f2a-7b3c-7def-8abc-0123456789ab");
+ */
+export function validateSessionId(id: string): string {
+	if (!SESSION_ID.test(id) || id.includes("..")) {
+		throw new InvalidSessionPathError(`invalid session id ${JSON.stringify(id)}: use letters, digits, ".", "_", "-"`);
+	}
+	return id;
+}
+
+/**
+ * pi's file name: the ISO timestamp with `:` and `.` replaced by `-`, `_`, the session id, `.jsonl`.
+ * @example
+ * sessionFileName("2025-01-01T10:00:00.000Z", "abc"); // "2025-01-01T10-00-00-000Z_abc.jsonl"
+ */
+export function sessionFileName(isoTimestamp: string, sessionId: string): string {
+	return `${isoTimestamp.replace(/[:.]/g, "-")}_${validateSessionId(sessionId)}.jsonl`;
+}
+
+/** The session id in a pi file name, or `undefined` when the name is not one. */
+export function sessionIdOfFileName(name: string): string | undefined {
+	const match = /^[0-9T-]+Z_(.+)\.jsonl$/.exec(name);
+	return match && SESSION_ID.test(match[1] as string) ? match[1] : undefined;
+}
+
+/** Join path parts with `/`, without doubling separators. */
+export function joinPath(...parts: string[]): string {
+	return parts
+		.filter((part) => part !== "")
+		.map((part, index) => (index === 0 ? part.replace(/[/\\]+$/, "") || "/" : part.replace(/^[/\\]+|[/\\]+$/g, "")))
+		.join("/")
+		.replace(/^\/\//, "/");
+}
+
+/** The directory part of a path. */
+export function dirname(path: string): string {
+	const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+	return cut <= 0 ? (cut === 0 ? "/" : ".") : path.slice(0, cut);
+}
+
+/** The last part of a path. */
+export function basename(path: string): string {
+	return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
+}

@@ -1,0 +1,503 @@
+/**
+ * A session tree bound to its log file. `SessionCore` holds the rules — which bytes go to which file,
+ * when — as tasks; `Session` drives them on an asynchronous `Storage` (with ordered, optionally grouped
+ * writes), and the pi-compatible facade drives the same tasks synchronously.
+ *
+ * The rules, and where they differ from pi 0.73.1 on purpose:
+ * - a new session's file is created (exclusively) when the first assistant message exists, with every
+ *   entry so far; later entries are appended. An opened file is appended to at once.
+ * - opening migrates v1/v2 files and rewrites them atomically, keeping the original as `<file>.v<N>.bak`
+ *   (pi rewrites in place). Skipped lines are kept in the rewrite as they were.
+ * - a last line without `\n` is terminated, so the next append cannot fuse onto it (pi never repairs);
+ *   an empty file gets a header; a non-empty file without one is refused and left untouched (pi truncates it).
+ * - one writer per file, by lock file (pi has none).
+ * @module
+ */
+import type { SessionEntry, SessionHeader } from "./entries.ts";
+import type { Diagnostic } from "./jsonl.ts";
+import { encodeEntry } from "./jsonl.ts";
+import { type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
+import { acquireLock, releaseLock, type WriterLock } from "./lock.ts";
+import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
+import { io, isStorageError, runTask, type Storage, type Task } from "./storage.ts";
+import { type NewSessionOptions, SessionTree } from "./tree.ts";
+
+/** How appends reach stable storage. */
+export type Durability =
+	/** Like pi: each entry is appended, no fsync. */
+	| "none"
+	/** Each entry is appended and fsynced before its append resolves. */
+	| "fsync"
+	/** Appends issued together are written in one write and fsynced together (group commit). */
+	| "group";
+
+/** Appending to a session that was opened read-only. */
+export class SessionReadOnlyError extends Error {
+	override name = "SessionReadOnlyError";
+}
+
+const encoder = new TextEncoder();
+/** Rewrites are handed to storage in chunks of about this many characters. */
+const REWRITE_CHUNK_CHARS = 4 << 20;
+
+/** Encode lines into chunks of bounded size, so no single string holds a whole large file. */
+export function encodeChunks(lines: Iterable<string>): Uint8Array[] {
+	const chunks: Uint8Array[] = [];
+	let pending: string[] = [];
+	let pendingChars = 0;
+	for (const line of lines) {
+		pending.push(line);
+		pendingChars += line.length;
+		if (pendingChars >= REWRITE_CHUNK_CHARS) {
+			chunks.push(encoder.encode(pending.join("")));
+			pending = [];
+			pendingChars = 0;
+		}
+	}
+	if (pending.length > 0) chunks.push(encoder.encode(pending.join("")));
+	return chunks;
+}
+
+function isAssistantMessage(entry: SessionEntry): boolean {
+	return entry.type === "message" && entry.message?.role === "assistant";
+}
+
+export interface CreateOptions extends NewSessionOptions {
+	/** Directory of the session file. */
+	sessionDir: string;
+}
+
+export interface OpenOptions extends ReadOptions {
+	/** Read without taking the writer lock, repairing or migrating on disk; appends are refused. */
+	readOnly?: boolean;
+	/** Directory for files created from this session (forks); default: the file's directory. */
+	sessionDir?: string;
+	/** Working directory to use instead of the header's. */
+	cwd?: string;
+}
+
+/** What opening found and did, for callers that want to tell the user. */
+export interface OpenReport {
+	diagnostics: Diagnostic[];
+	/** Set when the file was migrated: the version it had and where the original was kept. */
+	migratedFrom?: { version: number; backupPath?: string };
+	/** True when a missing final newline was added. */
+	repairedLastLine: boolean;
+	/** True when an empty file was given a header. */
+	wroteHeader: boolean;
+	/** True when there was no file: the session is new and its file will be created later. */
+	created: boolean;
+}
+
+/** The persistence rules of one session, as tasks over storage. */
+export class SessionCore {
+	tree: SessionTree;
+	/** Working directory: the header's, unless the opener overrode it (the file keeps its header). */
+	cwd: string;
+	/** Session file; undefined for an in-memory session. */
+	path: string | undefined;
+	sessionDir: string;
+	readonly readOnly: boolean;
+	lock: WriterLock | undefined;
+	report: OpenReport;
+	/** Whether the file exists with every entry up to `persisted`. */
+	#fileExists: boolean;
+	/** Entries of the tree already in the file. */
+	#persisted: number;
+	/** Entries already scanned for an assistant message, and whether one was seen. */
+	#scanned = 0;
+	#sawAssistant = false;
+
+	private constructor(fields: {
+		tree: SessionTree;
+		cwd?: string;
+		path: string | undefined;
+		sessionDir: string;
+		readOnly: boolean;
+		fileExists: boolean;
+		report: OpenReport;
+	}) {
+		this.tree = fields.tree;
+		this.cwd = fields.cwd ?? fields.tree.getCwd();
+		this.path = fields.path;
+		this.sessionDir = fields.sessionDir;
+		this.readOnly = fields.readOnly;
+		this.#fileExists = fields.fileExists;
+		this.#persisted = fields.fileExists ? fields.tree.size : 0;
+		this.report = fields.report;
+	}
+
+	/** A session that is never written. */
+	static inMemory(options: NewSessionOptions): SessionCore {
+		return new SessionCore({
+			tree: SessionTree.create(options),
+			path: undefined,
+			sessionDir: "",
+			readOnly: false,
+			fileExists: false,
+			report: emptyReport(true),
+		});
+	}
+
+	/** A new session in `sessionDir`; its file is created with the first assistant message. */
+	static *create(options: CreateOptions): Task<SessionCore> {
+		if (options.id !== undefined) validateSessionId(options.id);
+		const tree = SessionTree.create(options);
+		const path = joinPath(options.sessionDir, sessionFileName(tree.getHeader().timestamp, tree.getSessionId()));
+		yield* io("mkdir", options.sessionDir);
+		const core = new SessionCore({
+			tree,
+			path,
+			sessionDir: options.sessionDir,
+			readOnly: false,
+			fileExists: false,
+			report: emptyReport(true),
+		});
+		core.lock = yield* acquireLock(path);
+		return core;
+	}
+
+	/**
+	 * Open a session file: lock it (unless read-only), read it, and bring it to a state where appends
+	 * are safe. A missing file becomes a new session at that path, as in pi.
+	 */
+	static *open(path: string, options: OpenOptions = {}): Task<SessionCore> {
+		const readOnly = options.readOnly ?? false;
+		const lock = readOnly ? undefined : yield* acquireLock(path);
+		try {
+			const core = yield* SessionCore.#load(path, options, readOnly);
+			core.lock = lock;
+			return core;
+		} catch (error) {
+			if (lock) yield* releaseLock(lock);
+			throw error;
+		}
+	}
+
+	static *#load(path: string, options: OpenOptions, readOnly: boolean): Task<SessionCore> {
+		const sessionDir = options.sessionDir ?? dirname(path);
+		const read = yield* readSessionFile(path, options);
+		const fresh = (created: boolean, wroteHeader: boolean) => {
+			const tree = SessionTree.create({ cwd: options.cwd ?? "" });
+			return new SessionCore({
+				tree,
+				path,
+				sessionDir,
+				readOnly,
+				fileExists: wroteHeader,
+				report: { ...emptyReport(created), wroteHeader },
+			});
+		};
+		if (!read) return fresh(true, false);
+		if ("empty" in read) {
+			const core = fresh(false, !readOnly);
+			if (!readOnly) yield* io("replace", path, [encoder.encode(encodeEntry(core.tree.getHeader()))]);
+			return core;
+		}
+
+		const tree = SessionTree.fromRecords(read.records, { file: path, locations: read.locations });
+		const report: OpenReport = {
+			...emptyReport(false),
+			diagnostics: [...read.diagnostics, ...tree.diagnostics].sort((a, b) => a.line - b.line),
+		};
+		if (read.migration.changed) report.migratedFrom = { version: read.migration.fromVersion };
+		if (!readOnly && read.migration.changed) {
+			report.migratedFrom = { version: read.migration.fromVersion, backupPath: yield* backUp(path, read) };
+			yield* io("replace", path, encodeChunks(rewrittenLines(read)));
+		} else if (!readOnly && !read.endsWithNewline) {
+			yield* io("append", path, encoder.encode("\n"), false);
+			report.repairedLastLine = true;
+		}
+		return new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists: true, report });
+	}
+
+	/** Whether the session's file exists on storage with all persisted entries. */
+	get fileExists(): boolean {
+		return this.#fileExists;
+	}
+
+	/** Throws unless appends are allowed. */
+	assertWritable(): void {
+		if (this.readOnly) throw new SessionReadOnlyError(`${this.path} was opened read-only`);
+	}
+
+	/**
+	 * Write the tree's entries up to `upTo` (exclusive): nothing before the first assistant message of a
+	 * new session, then header and everything at once with an exclusive create, then appends.
+	 */
+	*persist(upTo: number, durable: boolean): Task<void> {
+		if (!this.path || this.readOnly || upTo <= this.#persisted) return;
+		if (!this.#fileExists) {
+			for (const entry of this.tree.entriesBetween(this.#scanned, upTo)) {
+				if (isAssistantMessage(entry)) this.#sawAssistant = true;
+			}
+			this.#scanned = Math.max(this.#scanned, upTo);
+			if (!this.#sawAssistant) return;
+			const lines = [this.tree.getHeader(), ...this.tree.entriesBetween(0, upTo)].map(encodeEntry);
+			yield* io("createExclusive", this.path, encodeChunks(lines), durable);
+			this.#fileExists = true;
+		} else {
+			const lines = this.tree.entriesBetween(this.#persisted, upTo).map(encodeEntry);
+			yield* io("append", this.path, encoder.encode(lines.join("")), durable);
+		}
+		this.#persisted = upTo;
+	}
+
+	/**
+	 * pi's `createBranchedSession`: a new session file (in the same directory) holding the root → leaf
+	 * path with its labels, `parentSession` pointing here; this core switches to it. Written at once if
+	 * it has an assistant message, otherwise with the first one, as for any new session.
+	 */
+	*branchToNewFile(leafId: string, durable: boolean): Task<string | undefined> {
+		const entries = this.tree.forkEntries(leafId);
+		const parentSession = this.path;
+		const tree = SessionTree.create({ cwd: this.cwd, parentSession });
+		for (const entry of entries) tree.addEntry(entry);
+		if (!this.path) {
+			this.tree = tree;
+			return undefined;
+		}
+		const path = joinPath(this.sessionDir, sessionFileName(tree.getHeader().timestamp, tree.getSessionId()));
+		const lock = yield* acquireLock(path);
+		if (this.lock) yield* releaseLock(this.lock);
+		this.lock = lock;
+		this.tree = tree;
+		this.path = path;
+		this.#fileExists = false;
+		this.#persisted = 0;
+		this.#scanned = 0;
+		this.#sawAssistant = false;
+		yield* this.persist(tree.size, durable);
+		return path;
+	}
+
+	/** Release the writer lock. */
+	*close(): Task<void> {
+		if (this.lock) yield* releaseLock(this.lock);
+		this.lock = undefined;
+	}
+}
+
+function emptyReport(created: boolean): OpenReport {
+	return { diagnostics: [], repairedLastLine: false, wroteHeader: false, created };
+}
+
+/** The migrated file's lines: records re-encoded, skipped lines kept as they were, in the original order. */
+function* rewrittenLines(read: ReadSession): Generator<string> {
+	let skipped = 0;
+	for (let index = 0; index <= read.records.length; index++) {
+		while (read.skippedLines[skipped] && (read.skippedLines[skipped]?.afterRecords ?? 0) <= index) {
+			yield `${read.skippedLines[skipped]?.text}\n`;
+			skipped++;
+		}
+		const record = read.records[index];
+		if (record) yield encodeEntry(record);
+	}
+}
+
+/** Copy the original next to it before a migration rewrite; never overwrites an earlier backup. */
+function* backUp(path: string, read: ReadSession): Task<string> {
+	const base = `${path}.v${read.migration.fromVersion}`;
+	for (let attempt = 0; ; attempt++) {
+		const backupPath = attempt === 0 ? `${base}.bak` : `${base}.${attempt}.bak`;
+		try {
+			yield* io("createExclusive", backupPath, [], false);
+		} catch (error) {
+			if (isStorageError(error, "exists") && attempt < 1000) continue;
+			throw error;
+		}
+		for (let offset = 0; offset < read.size; offset += 1 << 20) {
+			yield* io(
+				"append",
+				backupPath,
+				yield* io("readRange", path, offset, Math.min(read.size, offset + (1 << 20))),
+				false,
+			);
+		}
+		return backupPath;
+	}
+}
+
+/**
+ * pi's `forkFrom`: a new session in `sessionDir` for `targetCwd` holding the source's whole history,
+ * `parentSession` pointing at the source. Written at once with an exclusive create. The source is only read.
+ */
+export function* forkFromTask(
+	sourcePath: string,
+	targetCwd: string,
+	sessionDir: string,
+	options: ReadOptions & { durable?: boolean } = {},
+): Task<SessionCore> {
+	const source = yield* readSessionFile(sourcePath, options);
+	if (!source || "empty" in source) {
+		throw new Error(`Cannot fork: source session file is empty or missing: ${sourcePath}`);
+	}
+	const tree = SessionTree.create({ cwd: targetCwd, parentSession: sourcePath });
+	const path = joinPath(sessionDir, sessionFileName(tree.getHeader().timestamp, tree.getSessionId()));
+	yield* io("mkdir", sessionDir);
+	const lines = [tree.getHeader(), ...source.records.slice(1)].map((record) => encodeEntry(record));
+	yield* io("createExclusive", path, encodeChunks(lines), options.durable ?? false);
+	return yield* SessionCore.open(path, { sessionDir });
+}
+
+/** Options of `Session.create` and `Session.open`. */
+export interface SessionOptions {
+	durability?: Durability;
+}
+
+/**
+ * A session bound to a file on an asynchronous storage. Reads are synchronous (the tree is in memory);
+ * appends return the new entry's id once it is written as the durability mode says. Appends issued
+ * without awaiting are written in order; in `"group"` mode they are coalesced into one write.
+ * @example
+ * const session = await Session.create(storage, { cwd: "/project", sessionDir: "/sessions/--project--" });
+ * await session.appendMessage({ role: "user", content: "hi", timestamp: Date.now() });
+ * await session.close();
+ */
+export class Session {
+	readonly #core: SessionCore;
+	readonly #storage: Storage;
+	readonly #durability: Durability;
+	#tail: Promise<void> = Promise.resolve();
+	#openBatch: Promise<void> | undefined;
+	#failure: unknown;
+
+	private constructor(core: SessionCore, storage: Storage, durability: Durability) {
+		this.#core = core;
+		this.#storage = storage;
+		this.#durability = durability;
+	}
+
+	/** A new session; its file appears with the first assistant message. */
+	static async create(storage: Storage, options: CreateOptions & SessionOptions): Promise<Session> {
+		return new Session(await runTask(SessionCore.create(options), storage), storage, options.durability ?? "none");
+	}
+
+	/** Open (and lock, repair, migrate) a session file. */
+	static async open(storage: Storage, path: string, options: OpenOptions & SessionOptions = {}): Promise<Session> {
+		return new Session(await runTask(SessionCore.open(path, options), storage), storage, options.durability ?? "none");
+	}
+
+	/** Fork another session's whole history into `sessionDir` for `targetCwd`. */
+	static async forkFrom(
+		storage: Storage,
+		sourcePath: string,
+		targetCwd: string,
+		sessionDir: string,
+		options: SessionOptions = {},
+	): Promise<Session> {
+		const durable = (options.durability ?? "none") !== "none";
+		const core = await runTask(forkFromTask(sourcePath, targetCwd, sessionDir, { durable }), storage);
+		return new Session(core, storage, options.durability ?? "none");
+	}
+
+	/** The in-memory tree (read it freely; change it only through this session). */
+	get tree(): SessionTree {
+		return this.#core.tree;
+	}
+	get path(): string | undefined {
+		return this.#core.path;
+	}
+	get sessionDir(): string {
+		return this.#core.sessionDir;
+	}
+	get readOnly(): boolean {
+		return this.#core.readOnly;
+	}
+	/** What opening found and did. */
+	get report(): OpenReport {
+		return this.#core.report;
+	}
+	get header(): SessionHeader {
+		return this.#core.tree.getHeader();
+	}
+
+	appendMessage(...args: Parameters<SessionTree["appendMessage"]>): Promise<string> {
+		return this.#append((tree) => tree.appendMessage(...args));
+	}
+	appendThinkingLevelChange(...args: Parameters<SessionTree["appendThinkingLevelChange"]>): Promise<string> {
+		return this.#append((tree) => tree.appendThinkingLevelChange(...args));
+	}
+	appendModelChange(...args: Parameters<SessionTree["appendModelChange"]>): Promise<string> {
+		return this.#append((tree) => tree.appendModelChange(...args));
+	}
+	appendCompaction(...args: Parameters<SessionTree["appendCompaction"]>): Promise<string> {
+		return this.#append((tree) => tree.appendCompaction(...args));
+	}
+	appendCustomEntry(...args: Parameters<SessionTree["appendCustomEntry"]>): Promise<string> {
+		return this.#append((tree) => tree.appendCustomEntry(...args));
+	}
+	appendCustomMessageEntry(...args: Parameters<SessionTree["appendCustomMessageEntry"]>): Promise<string> {
+		return this.#append((tree) => tree.appendCustomMessageEntry(...args));
+	}
+	appendSessionInfo(...args: Parameters<SessionTree["appendSessionInfo"]>): Promise<string> {
+		return this.#append((tree) => tree.appendSessionInfo(...args));
+	}
+	appendLabelChange(...args: Parameters<SessionTree["appendLabelChange"]>): Promise<string> {
+		return this.#append((tree) => tree.appendLabelChange(...args));
+	}
+	branchWithSummary(...args: Parameters<SessionTree["branchWithSummary"]>): Promise<string> {
+		return this.#append((tree) => tree.branchWithSummary(...args));
+	}
+	branch(entryId: string): void {
+		this.#core.tree.branch(entryId);
+	}
+	resetLeaf(): void {
+		this.#core.tree.resetLeaf();
+	}
+
+	/** Fork the root → `leafId` path into a new file and continue there (pi's `createBranchedSession`). */
+	async createBranchedSession(leafId: string): Promise<string | undefined> {
+		this.#core.assertWritable();
+		await this.flush();
+		return runTask(this.#core.branchToNewFile(leafId, this.#durability !== "none"), this.#storage);
+	}
+
+	/** Resolves when every append issued so far is written. */
+	async flush(): Promise<void> {
+		await this.#tail;
+		if (this.#failure) throw this.#failure;
+	}
+
+	/** Write what is pending and release the writer lock. */
+	async close(): Promise<void> {
+		try {
+			await this.flush();
+		} finally {
+			await runTask(this.#core.close(), this.#storage);
+		}
+	}
+
+	#append(add: (tree: SessionTree) => string): Promise<string> {
+		if (this.#failure) return Promise.reject(this.#failure);
+		try {
+			this.#core.assertWritable();
+			const id = add(this.#core.tree);
+			return this.#schedule().then(() => id);
+		} catch (error) {
+			return Promise.reject(error);
+		}
+	}
+
+	/** Chain the write of everything appended so far behind earlier writes (or join the open batch). */
+	#schedule(): Promise<void> {
+		if (this.#durability === "group" && this.#openBatch) return this.#openBatch;
+		const upTo = this.#core.tree.size;
+		const write = this.#tail.then(async () => {
+			if (this.#failure) throw this.#failure;
+			const grouped = this.#durability === "group";
+			if (grouped) this.#openBatch = undefined;
+			const target = grouped ? this.#core.tree.size : upTo;
+			try {
+				await runTask(this.#core.persist(target, this.#durability !== "none"), this.#storage);
+			} catch (error) {
+				// A failed write may have left part of a line: refuse further appends until reopened (which repairs).
+				this.#failure = error;
+				throw error;
+			}
+		});
+		if (this.#durability === "group") this.#openBatch = write;
+		this.#tail = write.catch(() => undefined);
+		return write;
+	}
+}

@@ -1,0 +1,151 @@
+/**
+ * The one small storage interface the engine needs, and the way the engine talks to it.
+ *
+ * `StorageOps` lists the operations with plain results. An adapter implements them either
+ * asynchronously (`Storage`, the normal case) or synchronously (`SyncStorage`, only for the
+ * pi-compatible `SessionManager`). The engine's I/O logic is written once, as generator "tasks" that
+ * yield the operations they need; `runTask` performs them on a `Storage`, `runTaskSync` on a
+ * `SyncStorage`. So every persistence rule exists once, whichever way it is driven.
+ * @module
+ */
+
+/** What `stat` tells. */
+export interface FileStat {
+	size: number;
+	mtimeMs: number;
+	isFile: boolean;
+	isDirectory: boolean;
+}
+
+/** One entry of a directory listing. */
+export interface DirEntry {
+	name: string;
+	isFile: boolean;
+	isDirectory: boolean;
+}
+
+/** Who holds a writer lock: enough to tell whether that holder is still running. */
+export interface LockOwner {
+	pid: number;
+	host: string;
+	/** When the owning process started (epoch ms), to tell a reused pid from the owner. */
+	startedAt: number;
+	/** Unique per lock taken, so one process can tell its own live locks from leftovers. */
+	token: string;
+}
+
+export type StorageErrorCode = "not-found" | "exists" | "io";
+
+/** A storage failure with a code the engine can act on. */
+export class StorageError extends Error {
+	override name = "StorageError";
+	readonly code: StorageErrorCode;
+	readonly path: string;
+	constructor(code: StorageErrorCode, path: string, message?: string, options?: { cause?: unknown }) {
+		super(message ?? `${code}: ${path}`, options);
+		this.code = code;
+		this.path = path;
+	}
+}
+
+/**
+ * The operations, with their results written as plain values. Paths are absolute, `/`-separated.
+ * `durable` asks the adapter to flush to stable storage (fsync) before returning.
+ */
+export interface StorageOps {
+	/** Bytes `[start, end)` of a file; fewer at its end. `not-found` if there is no such file. */
+	readRange(path: string, start: number, end: number): Uint8Array;
+	/** Append to a file, creating it if needed. */
+	append(path: string, data: Uint8Array, durable: boolean): void;
+	/** Create a file that must not exist yet (`exists` otherwise), with the given chunks as content. */
+	createExclusive(path: string, chunks: readonly Uint8Array[], durable: boolean): void;
+	/** Replace a file atomically: write a temporary file, flush it, rename it over `path`. */
+	replace(path: string, chunks: readonly Uint8Array[]): void;
+	/** Rename; `not-found` if `from` does not exist. Replaces `to`. */
+	rename(from: string, to: string): void;
+	/** `null` when nothing is there. */
+	stat(path: string): FileStat | null;
+	/** Entries of a directory; empty when it does not exist. */
+	list(dir: string): DirEntry[];
+	/** Create a directory and its parents. */
+	mkdir(dir: string): void;
+	/** Remove a file; nothing happens when it does not exist. */
+	remove(path: string): void;
+	/** The identity this storage's process writes into lock files. */
+	lockOwner(): LockOwner;
+	/** Whether the holder of a lock file is still running (true when that cannot be known). */
+	isLockOwnerAlive(owner: LockOwner): boolean;
+}
+
+type Operation = keyof StorageOps;
+type Args<K extends Operation> = Parameters<StorageOps[K]>;
+type Result<K extends Operation> = ReturnType<StorageOps[K]>;
+
+/** The asynchronous storage interface every adapter implements. */
+export type Storage = { [K in Operation]: (...args: Args<K>) => Promise<Result<K>> };
+
+/** The same operations, synchronously (Node's sync `fs`), for the pi-compatible facade. */
+export type SyncStorage = StorageOps;
+
+/** One operation a task asks for. */
+export type Effect = { [K in Operation]: { op: K; args: Args<K> } }[Operation];
+
+/** A piece of engine logic that yields storage operations and returns `T`. */
+export type Task<T> = Generator<Effect, T, unknown>;
+
+/**
+ * Ask for one storage operation inside a task: `const bytes = yield* io("readRange", path, 0, 100)`.
+ * @example
+ * function* exists(path: string): Task<boolean> {
+ *   return (yield* io("stat", path)) !== null;
+ * }
+ */
+export function* io<K extends Operation>(op: K, ...args: Args<K>): Generator<Effect, Result<K>, unknown> {
+	return (yield { op, args } as Effect) as Result<K>;
+}
+
+type AnyOperation = (...args: unknown[]) => unknown;
+
+/**
+ * Run a task against an asynchronous storage. A failing operation is thrown into the task, so tasks
+ * handle storage errors with ordinary `try`/`catch`.
+ * @example
+ * const stat = await runTask(io("stat", "/a.jsonl"), storage);
+ */
+export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
+	let step = task.next();
+	while (!step.done) {
+		const { op, args } = step.value;
+		let result: unknown;
+		try {
+			result = await (storage[op] as AnyOperation)(...args);
+		} catch (error) {
+			step = task.throw(error);
+			continue;
+		}
+		step = task.next(result);
+	}
+	return step.value;
+}
+
+/** Run a task against a synchronous storage (see `runTask`). */
+export function runTaskSync<T>(task: Task<T>, storage: SyncStorage): T {
+	let step = task.next();
+	while (!step.done) {
+		const { op, args } = step.value;
+		let result: unknown;
+		try {
+			result = (storage[op] as AnyOperation)(...args);
+		} catch (error) {
+			step = task.throw(error);
+			continue;
+		}
+		step = task.next(result);
+	}
+	return step.value;
+}
+
+/** True when `error` is a `StorageError` with this code. */
+export function isStorageError(error: unknown, code: StorageErrorCode): error is StorageError {
+	return error instanceof StorageError && error.code === code;
+}
