@@ -1,0 +1,452 @@
+/**
+ * Sessions on storage, run on both adapters: lazy creation, reopening, migration with backup, damaged
+ * files, locks, durability modes, forks, discovery and listing.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createNodeStorage } from "../adapters/node.ts";
+import { createMemoryStorage } from "../adapters/zenfs.ts";
+import {
+	type AgentMessage,
+	findById,
+	findMostRecentSession,
+	HeaderTooLongError,
+	InvalidSessionPathError,
+	listAllSessions,
+	listSessions,
+	readSessionHeader,
+	runTask,
+	Session,
+	SessionFormatError,
+	SessionLockedError,
+	SessionReadOnlyError,
+	type Storage,
+} from "../src/index.ts";
+
+const temporary: string[] = [];
+afterAll(() => {
+	for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+const adapters: [string, () => Promise<{ storage: Storage; root: string }>][] = [
+	[
+		"node",
+		async () => {
+			const root = mkdtempSync(join(tmpdir(), "session-test-"));
+			temporary.push(root);
+			return { storage: createNodeStorage(), root };
+		},
+	],
+	["zenfs", async () => ({ storage: await createMemoryStorage(), root: "/data" })],
+];
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
+const assistant = (text: string): AgentMessage =>
+	({
+		role: "assistant",
+		content: [{ type: "text", text }],
+		api: "messages",
+		provider: "anthropic",
+		model: "claude",
+		usage: {
+			input: 1,
+			output: 1,
+			cacheRead: 0,
+			cacheWrite: 0,
+			totalTokens: 2,
+			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+		},
+		stopReason: "stop",
+		timestamp: 2,
+	}) as AgentMessage;
+const header = (id = "s1", cwd = "/p") =>
+	`{"type":"session","version":3,"id":"${id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"${cwd}"}`;
+const custom = (id: string, parentId: string | null) =>
+	`{"type":"custom","customType":"x","id":"${id}","parentId":${parentId === null ? null : `"${parentId}"`},"timestamp":"2025-01-01T00:00:01.000Z"}`;
+
+async function readText(storage: Storage, path: string): Promise<string> {
+	const stat = await storage.stat(path);
+	return stat ? decoder.decode(await storage.readRange(path, 0, stat.size)) : "";
+}
+async function write(storage: Storage, path: string, content: string | Uint8Array): Promise<void> {
+	await storage.mkdir(path.slice(0, path.lastIndexOf("/")));
+	await storage.replace(path, [typeof content === "string" ? encoder.encode(content) : content]);
+}
+
+/** Wrap a storage to record the write calls it receives for session files (lock files aside). */
+function recording(storage: Storage): { storage: Storage; writes: { op: string; durable: boolean; bytes: number }[] } {
+	const writes: { op: string; durable: boolean; bytes: number }[] = [];
+	return {
+		writes,
+		storage: {
+			...storage,
+			append: async (path, data, durable) => {
+				if (path.endsWith(".jsonl")) writes.push({ op: "append", durable, bytes: data.length });
+				return storage.append(path, data, durable);
+			},
+			createExclusive: async (path, chunks, durable) => {
+				if (path.endsWith(".jsonl"))
+					writes.push({ op: "createExclusive", durable, bytes: chunks.reduce((n, c) => n + c.length, 0) });
+				return storage.createExclusive(path, chunks, durable);
+			},
+		},
+	};
+}
+
+describe.each(adapters)("sessions on %s storage", (_name, setup) => {
+	it("creates no file until the first assistant message, then writes everything with one exclusive create", async () => {
+		const { storage: base, root } = await setup();
+		const { storage, writes } = recording(base);
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: `${root}/s` });
+		expect(session.path).toMatch(/\/s\/\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f-]{36}\.jsonl$/);
+		await session.appendModelChange("anthropic", "claude");
+		await session.appendMessage(user("hi"));
+		expect(await storage.stat(session.path as string)).toBeNull();
+		await session.appendMessage(assistant("hello"));
+		expect(writes.map((w) => w.op)).toEqual(["createExclusive"]);
+		await session.appendMessage(user("more"));
+		expect(writes.map((w) => w.op)).toEqual(["createExclusive", "append"]);
+		const lines = (await readText(storage, session.path as string)).split("\n");
+		expect(lines.map((l) => (l ? JSON.parse(l).type : ""))).toEqual([
+			"session",
+			"model_change",
+			"message",
+			"message",
+			"message",
+			"",
+		]);
+		await session.close();
+	});
+
+	it("reopens with the same tree, leaf and context, and appends at the end", async () => {
+		const { storage, root } = await setup();
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		const first = await session.appendMessage(user("a"));
+		await session.appendMessage(assistant("b"));
+		await session.appendLabelChange(first, "start");
+		await session.appendSessionInfo("Named");
+		session.branch(first);
+		const side = await session.appendMessage(user("side"));
+		await session.close();
+		const reopened = await Session.open(storage, session.path as string);
+		expect(reopened.tree.getEntries()).toEqual(session.tree.getEntries());
+		expect(reopened.tree.getLeafId()).toBe(side); // the last entry, as in pi
+		expect(reopened.tree.getLabel(first)).toBe("start");
+		expect(reopened.tree.getSessionName()).toBe("Named");
+		expect(reopened.tree.buildSessionContext()).toEqual(session.tree.buildSessionContext());
+		expect(reopened.report).toMatchObject({ diagnostics: [], repairedLastLine: false, created: false });
+		const next = await reopened.appendMessage(assistant("c"));
+		expect(JSON.parse((await readText(storage, session.path as string)).trim().split("\n").pop() as string).id).toBe(
+			next,
+		);
+		await reopened.close();
+	});
+
+	it("migrates a v1 file atomically and keeps the original as a backup", async () => {
+		const { storage, root } = await setup();
+		const original = readFileSync(new URL("../../shared/corpus/pi-v1-large-session.jsonl", import.meta.url));
+		const path = `${root}/v1.jsonl`;
+		await write(storage, path, original);
+		const session = await Session.open(storage, path);
+		expect(session.report.migratedFrom).toEqual({ version: 1, backupPath: `${path}.v1.bak` });
+		const backup = await storage.readRange(`${path}.v1.bak`, 0, original.length + 1);
+		expect(Buffer.from(backup).equals(original)).toBe(true);
+		const migrated = await readText(storage, path);
+		expect(JSON.parse(migrated.split("\n")[0] as string)).toMatchObject({ type: "session", version: 3 });
+		expect(migrated.split("\n").length).toBe(original.toString().trimEnd().split("\n").length + 1);
+		expect((await storage.list(root)).map((e) => e.name).sort()).toEqual([
+			"v1.jsonl",
+			"v1.jsonl.lock",
+			"v1.jsonl.v1.bak",
+		]);
+		await session.close();
+		const again = await Session.open(storage, path);
+		expect(again.report.migratedFrom).toBeUndefined();
+		expect(again.tree.getEntries()).toEqual(session.tree.getEntries());
+		await again.close();
+	});
+
+	it("keeps skipped lines in a migration rewrite, and never overwrites an earlier backup", async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/v2.jsonl`;
+		const v2 = `${header().replace('"version":3', '"version":2')}\n${custom("aaaaaaaa", null)}\nnot json at all\n${custom("bbbbbbbb", "aaaaaaaa")}\n`;
+		await write(storage, path, v2);
+		await write(storage, `${path}.v2.bak`, "an older backup");
+		const session = await Session.open(storage, path);
+		expect(session.report.migratedFrom?.backupPath).toBe(`${path}.v2.1.bak`);
+		expect(await readText(storage, `${path}.v2.bak`)).toBe("an older backup");
+		expect((await readText(storage, path)).split("\n")[2]).toBe("not json at all");
+		expect(session.report.diagnostics.map((d) => [d.reason, d.line])).toEqual([["invalid-json", 3]]);
+		await session.close();
+	});
+
+	it("repairs a torn last line with a newline so the next append stands on its own line", async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/torn.jsonl`;
+		await write(storage, path, `${header()}\n${custom("aaaaaaaa", null)}\n{"type":"custom","id":"bb`);
+		const session = await Session.open(storage, path);
+		expect(session.report.repairedLastLine).toBe(true);
+		expect(session.report.diagnostics.map((d) => [d.reason, d.line])).toEqual([["torn-last-line", 3]]);
+		const id = await session.appendCustomEntry("after");
+		await session.close();
+		const text = await readText(storage, path);
+		expect(text.endsWith("\n")).toBe(true);
+		const reopened = await Session.open(storage, path, { readOnly: true });
+		expect(reopened.tree.getEntry(id)?.parentId).toBe("aaaaaaaa");
+		expect(reopened.report.diagnostics.map((d) => [d.reason, d.line])).toEqual([["invalid-json", 3]]);
+	});
+
+	it("terminates a valid last line that lacks a newline", async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/unterminated.jsonl`;
+		await write(storage, path, `${header()}\n${custom("aaaaaaaa", null)}`);
+		const session = await Session.open(storage, path);
+		expect([session.report.repairedLastLine, session.report.diagnostics, session.tree.size]).toEqual([true, [], 1]);
+		await session.appendCustomEntry("next");
+		await session.close();
+		expect(
+			(await readText(storage, path))
+				.split("\n")
+				.filter(Boolean)
+				.map((l) => JSON.parse(l).type),
+		).toEqual(["session", "custom", "custom"]);
+	});
+
+	it.each([
+		[
+			"garbage line in the middle",
+			`${header()}\n${custom("aaaaaaaa", null)}\n<<garbage>>\n${custom("bbbbbbbb", "aaaaaaaa")}\n`,
+			[["invalid-json", 3]],
+			2,
+		],
+		["CRLF line ends", `${header()}\r\n${custom("aaaaaaaa", null)}\r\n`, [], 1],
+		["a BOM", `\uFEFF${header()}\n${custom("aaaaaaaa", null)}\n`, [], 1],
+		["header only", `${header()}\n`, [], 0],
+		[
+			"a parentId cycle",
+			`${header()}\n${custom("aaaaaaaa", "bbbbbbbb")}\n${custom("bbbbbbbb", "aaaaaaaa")}\n`,
+			[["forward-parent", 2]],
+			2,
+		],
+		[
+			"a duplicate id",
+			`${header()}\n${custom("aaaaaaaa", null)}\n${custom("aaaaaaaa", null)}\n`,
+			[["duplicate-id", 3]],
+			2,
+		],
+	])("opens a file with %s and reports what it skipped", async (_case, content, reasons, size) => {
+		const { storage, root } = await setup();
+		const path = `${root}/case.jsonl`;
+		await write(storage, path, content);
+		const session = await Session.open(storage, path);
+		expect(session.report.diagnostics.map((d) => [d.reason, d.line])).toEqual(reasons);
+		expect(session.tree.size).toBe(size);
+		expect(await readText(storage, path)).toBe(content); // nothing to repair: untouched
+		await session.close();
+	});
+
+	it("reports invalid UTF-8 lines", async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/utf8.jsonl`;
+		const bytes = new Uint8Array([
+			...encoder.encode(`${header()}\n{"type":"custom","x":"`),
+			0xff,
+			0xfe,
+			...encoder.encode('"}\n'),
+		]);
+		await write(storage, path, bytes);
+		const session = await Session.open(storage, path);
+		expect(session.report.diagnostics.map((d) => [d.reason, d.line])).toEqual([["invalid-utf8", 2]]);
+		await session.close();
+	});
+
+	it("gives an empty file a fresh header", async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/empty.jsonl`;
+		await write(storage, path, "");
+		const session = await Session.open(storage, path, { cwd: "/work" });
+		expect(session.report.wroteHeader).toBe(true);
+		expect(JSON.parse(await readText(storage, path))).toMatchObject({ type: "session", version: 3, cwd: "/work" });
+		await session.appendMessage(user("first"));
+		expect((await readText(storage, path)).trim().split("\n")).toHaveLength(2); // an existing file is appended to at once
+		await session.close();
+	});
+
+	it.each([
+		["a foreign file", "hello, this is my diary\nline two\n"],
+		["JSON that is not a session", '{"type":"message","id":"a"}\n'],
+		["a torn header", '{"type":"session","id":"x","timest'],
+	])("refuses %s with a SessionFormatError naming file and line, and leaves it untouched", async (_case, content) => {
+		const { storage, root } = await setup();
+		const path = `${root}/foreign.jsonl`;
+		await write(storage, path, content);
+		const error = await Session.open(storage, path).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(SessionFormatError);
+		expect(error).toMatchObject({ file: path, line: 1 });
+		expect(await readText(storage, path)).toBe(content);
+		expect(await storage.stat(`${path}.lock`)).toBeNull(); // the lock taken for opening was released
+	});
+
+	it("header discovery reads at most 1 MiB; a longer header line is named as such and a full open still works", async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/big-header.jsonl`;
+		const big = `{"type":"session","version":3,"id":"big","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","pad":"${"x".repeat(2 << 20)}"}`;
+		await write(storage, path, `${big}\n${custom("aaaaaaaa", null)}\n`);
+		await expect(runTask(readSessionHeader(path), storage)).rejects.toBeInstanceOf(HeaderTooLongError);
+		expect(await runTask(readSessionHeader(`${root}/big-header.jsonl`, 4 << 20), storage)).toMatchObject({ id: "big" });
+		const session = await Session.open(storage, path);
+		expect([session.tree.getSessionId(), session.tree.size]).toEqual(["big", 1]);
+		await session.close();
+		expect(await runTask(findMostRecentSession(root), storage)).toBe(path);
+	});
+
+	it("one writer per file: a second writer gets SessionLockedError, a reader may open read-only", async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/locked.jsonl`;
+		await write(storage, path, `${header()}\n`);
+		const writer = await Session.open(storage, path);
+		const error = await Session.open(storage, path).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(SessionLockedError);
+		expect((error as SessionLockedError).owner?.token).toBe(await lockToken(storage, path));
+		const reader = await Session.open(storage, path, { readOnly: true });
+		await expect(reader.appendMessage(user("no"))).rejects.toBeInstanceOf(SessionReadOnlyError);
+		expect(reader.tree.size).toBe(0);
+		await writer.close();
+		expect(await storage.stat(`${path}.lock`)).toBeNull();
+		const next = await Session.open(storage, path);
+		await next.close();
+	});
+
+	it.each([
+		["none", false],
+		["fsync", true],
+	] as const)("durability %s: one write per append, durable = %s", async (durability, durable) => {
+		const { storage: base, root } = await setup();
+		const { storage, writes } = recording(base);
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root, durability });
+		await session.appendMessage(assistant("a"));
+		await Promise.all(Array.from({ length: 20 }, (_, n) => session.appendCustomEntry("x", { n })));
+		expect(writes).toHaveLength(21);
+		expect(writes.every((w) => w.durable === durable)).toBe(true);
+		expect(session.tree.size).toBe(21);
+		await session.close();
+	});
+
+	it("durability group: appends issued together are written and synced together, in order", async () => {
+		const { storage: base, root } = await setup();
+		const { storage, writes } = recording(base);
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root, durability: "group" });
+		await session.appendMessage(assistant("a"));
+		const ids = await Promise.all(Array.from({ length: 200 }, (_, n) => session.appendCustomEntry("x", { n })));
+		expect(writes.length).toBeLessThanOrEqual(3);
+		expect(writes.every((w) => w.durable)).toBe(true);
+		const fileIds = (await readText(storage, session.path as string))
+			.trim()
+			.split("\n")
+			.slice(2)
+			.map((l) => JSON.parse(l).id);
+		expect(fileIds).toEqual(ids);
+		await session.close();
+	});
+
+	it("createBranchedSession writes the path with its labels to a new file and moves the lock there", async () => {
+		const { storage, root } = await setup();
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		const a = await session.appendMessage(user("a"));
+		const b = await session.appendMessage(assistant("b"));
+		await session.appendLabelChange(a, "keep");
+		await session.appendMessage(user("dropped"));
+		const source = session.path as string;
+		const forked = await session.createBranchedSession(b);
+		expect(forked).not.toBe(source);
+		expect(session.header.parentSession).toBe(source);
+		const lines = (await readText(storage, forked as string))
+			.trim()
+			.split("\n")
+			.map((l) => JSON.parse(l));
+		expect(lines.map((l) => l.type)).toEqual(["session", "message", "message", "label"]);
+		expect(lines[3]).toMatchObject({ targetId: a, label: "keep", parentId: b });
+		const sourceWriter = await Session.open(storage, source); // the source's lock was released
+		await sourceWriter.close();
+		await session.close();
+	});
+
+	it("forkFrom copies the whole history into another project's directory", async () => {
+		const { storage, root } = await setup();
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: `${root}/a` });
+		await session.appendMessage(user("a"));
+		await session.appendMessage(assistant("b"));
+		await session.close();
+		const fork = await Session.forkFrom(storage, session.path as string, "/q", `${root}/b`);
+		expect(fork.header).toMatchObject({ cwd: "/q", parentSession: session.path });
+		expect(fork.tree.getEntries()).toEqual(session.tree.getEntries());
+		expect(fork.path?.startsWith(`${root}/b/`)).toBe(true);
+		await fork.close();
+	});
+
+	it("rejects session ids that could escape the sessions directory", async () => {
+		const { storage, root } = await setup();
+		for (const id of ["../x", "a/b", "..", ".hidden", "", "a\\b"]) {
+			await expect(Session.create(storage, { cwd: "/p", sessionDir: root, id })).rejects.toBeInstanceOf(
+				InvalidSessionPathError,
+			);
+			await expect(runTask(findById(root, id), storage)).rejects.toBeInstanceOf(InvalidSessionPathError);
+		}
+	});
+
+	it("finds the most recent session (optionally by cwd) and sessions by id; lists with progress", async () => {
+		const { storage, root } = await setup();
+		const sessionsRoot = `${root}/sessions`;
+		const made: Session[] = [];
+		for (const [cwd, text] of [
+			["/p", "first question"],
+			["/other", "elsewhere"],
+			["/p", "second question"],
+		] as const) {
+			const session = await Session.create(storage, { cwd, sessionDir: `${sessionsRoot}/--p--` });
+			await session.appendMessage(user(text));
+			await session.appendMessage(assistant("answer"));
+			await session.appendSessionInfo(text === "elsewhere" ? "Other" : "");
+			await session.close();
+			made.push(session);
+			await new Promise((resolve) => setTimeout(resolve, 15)); // distinct modification times
+		}
+		const dir = `${sessionsRoot}/--p--`;
+		expect(await runTask(findMostRecentSession(dir), storage)).toBe(made[2]?.path);
+		expect(await runTask(findMostRecentSession(dir, "/other"), storage)).toBe(made[1]?.path);
+		expect(await runTask(findMostRecentSession(`${root}/none`), storage)).toBeNull();
+		expect(await runTask(findById(sessionsRoot, made[1]?.tree.getSessionId() as string), storage)).toBe(made[1]?.path);
+		expect(await runTask(findById(sessionsRoot, "01234567-89ab-7def-8123-456789abcdef"), storage)).toBeNull();
+
+		const progress: [number, number][] = [];
+		const infos = await listSessions(storage, dir, { onProgress: (loaded, total) => progress.push([loaded, total]) });
+		expect(infos.map((i) => i.path).sort()).toEqual(made.map((s) => s.path).sort());
+		expect(progress.at(-1)).toEqual([3, 3]);
+		const other = infos.find((i) => i.cwd === "/other");
+		expect(other).toMatchObject({
+			name: "Other",
+			messageCount: 2,
+			firstMessage: "elsewhere",
+			allMessagesText: "elsewhere answer",
+		});
+		expect((await listAllSessions(storage, sessionsRoot)).length).toBe(3);
+	});
+
+	it("listing can be cancelled", async () => {
+		const { storage, root } = await setup();
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		await session.appendMessage(assistant("a"));
+		await session.close();
+		const controller = new AbortController();
+		controller.abort();
+		await expect(listSessions(storage, root, { signal: controller.signal })).rejects.toThrow();
+	});
+});
+
+async function lockToken(storage: Storage, path: string): Promise<string> {
+	return JSON.parse(await readText(storage, `${path}.lock`)).token;
+}
