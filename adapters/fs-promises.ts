@@ -7,6 +7,7 @@ import type { DirEntry, FileStat, LockOwner, Storage } from "../src/storage.ts";
 import { StorageError } from "../src/storage.ts";
 
 interface FileHandleLike {
+	stat(): Promise<{ size: number }>;
 	read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
 	write(buffer: Uint8Array, offset?: number, length?: number): Promise<unknown>;
 	datasync(): Promise<void>;
@@ -81,7 +82,9 @@ export function fsPromisesStorage(
 			guarded(path, async (real) => {
 				const handle = await fs.open(real, "r");
 				try {
-					const buffer = new Uint8Array(Math.max(0, end - start));
+					// Size the buffer by what the file holds, not by the range asked for (which may be huge).
+					const { size } = await handle.stat();
+					const buffer = new Uint8Array(Math.max(0, Math.min(end, size) - start));
 					let filled = 0;
 					while (filled < buffer.length) {
 						const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, start + filled);

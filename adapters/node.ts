@@ -16,7 +16,26 @@ import type { DirEntry, FileStat, LockOwner, Storage, SyncStorage } from "../src
 import { StorageError } from "../src/storage.ts";
 import { fsPromisesStorage, type LockIdentity, storageErrorOf, temporaryName } from "./fs-promises.ts";
 
-const processStartedAt = Math.round(Date.now() - process.uptime() * 1000);
+/**
+ * When a process started (epoch ms), from Linux's /proc; undefined elsewhere. Computed the same way for
+ * our own pid and a lock owner's, so the two compare exactly.
+ */
+export function processStartTime(pid: number): number | undefined {
+	try {
+		const bootSeconds = Number(/^btime (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))?.[1]);
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+		// Field 22 (start time in clock ticks since boot) counts from after the parenthesised command name.
+		const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+		const clockTicksPerSecond = 100; // USER_HZ, fixed at 100 on Linux's ABI
+		return Number.isFinite(bootSeconds) && Number.isFinite(ticks)
+			? bootSeconds * 1000 + (ticks * 1000) / clockTicksPerSecond
+			: undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+const processStartedAt = processStartTime(process.pid) ?? Math.round(Date.now() - process.uptime() * 1000);
 
 /** Lock owners on this machine: pid and host; liveness by signal 0. */
 export const nodeLockIdentity: LockIdentity = {
@@ -31,10 +50,12 @@ export const nodeLockIdentity: LockIdentity = {
 		if (owner.pid === process.pid) return isLockHeldHere(owner.token);
 		try {
 			process.kill(owner.pid, 0);
-			return true;
 		} catch (error) {
 			return (error as { code?: string }).code !== "ESRCH";
 		}
+		// The pid runs, but it may have been reused by another process since the lock was taken.
+		const startedAt = processStartTime(owner.pid);
+		return startedAt === undefined || Math.abs(startedAt - owner.startedAt) < 1000;
 	},
 };
 
@@ -75,7 +96,7 @@ export function createNodeSyncStorage(): SyncStorage {
 			guarded(path, () => {
 				const fd = fs.openSync(path, "r");
 				try {
-					const buffer = new Uint8Array(Math.max(0, end - start));
+					const buffer = new Uint8Array(Math.max(0, Math.min(end, fs.fstatSync(fd).size) - start));
 					let filled = 0;
 					while (filled < buffer.length) {
 						const read = fs.readSync(fd, buffer, filled, buffer.length - filled, start + filled);

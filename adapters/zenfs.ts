@@ -5,6 +5,7 @@
  *
  * Lock owners: a ZenFS file system is taken to be used by one JavaScript realm at a time, so a lock is
  * alive exactly while this realm holds it. (For OPFS in the browser, use the OPFS adapter.)
+ * The adapter turns off access-time updates on the instance (`no_atime`); see `createZenfsStorage`.
  * @example
  * import { InMemory, resolveMountConfig } from "@zenfs/core";
  * import { createZenfsStorage } from "pi-session-tree/zenfs";
@@ -14,7 +15,7 @@
 import { bindContext, type FileSystem, InMemory, resolveMountConfig } from "@zenfs/core";
 import { isLockHeldHere } from "../src/lock.ts";
 import { joinPath } from "../src/paths.ts";
-import type { LockOwner, Storage } from "../src/storage.ts";
+import { type LockOwner, type Storage, StorageError } from "../src/storage.ts";
 import { type FsPromisesLike, fsPromisesStorage, type LockIdentity } from "./fs-promises.ts";
 
 export interface ZenfsStorageOptions {
@@ -40,11 +41,17 @@ const zenfsLockIdentity: LockIdentity = {
  * const storage = createZenfsStorage(fileSystem, { root: "/sessions-root" });
  */
 export function createZenfsStorage(fileSystem: FileSystem, options: ZenfsStorageOptions = {}): Storage {
+	// ZenFS writes a read handle's inode (with its old size) back on close when it updated the access time;
+	// racing with an atomic replace, that corrupts the replaced file. Sessions never need access times.
+	fileSystem.attributes.set("no_atime");
 	const context = bindContext({ root: "/", mounts: { "/": fileSystem } });
 	const root = options.root ?? "/";
-	return fsPromisesStorage(context.fs.promises as unknown as FsPromisesLike, zenfsLockIdentity, (path) =>
-		joinPath(root, path),
-	);
+	return fsPromisesStorage(context.fs.promises as unknown as FsPromisesLike, zenfsLockIdentity, (path) => {
+		if (path.split(/[/\\]/).includes("..")) {
+			throw new StorageError("io", path, `io: ${path}: ".." may not leave the storage root`);
+		}
+		return joinPath(root, path);
+	});
 }
 
 /**

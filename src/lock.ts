@@ -74,11 +74,14 @@ export function* acquireLock(path: string): Task<WriterLock> {
 	const owner = yield* io("lockOwner");
 	const content = encoder.encode(`${JSON.stringify(owner)}\n`);
 	for (let attempt = 0; attempt < 5; attempt++) {
+		// Registered before the file exists, so that a competitor in this realm that reads the new lock
+		// file at once sees it as alive.
+		heldHere.add(owner.token);
 		try {
 			yield* io("createExclusive", lockPath, [content], false);
-			heldHere.add(owner.token);
 			return { path, lockPath, owner };
 		} catch (error) {
+			heldHere.delete(owner.token);
 			if (!isStorageError(error, "exists")) throw error;
 		}
 		const current = yield* readOwner(lockPath);

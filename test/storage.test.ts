@@ -1,0 +1,184 @@
+import { mkdtemp, rm, utimes } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { bindContext, type FileSystem, InMemory, resolveMountConfig } from "@zenfs/core";
+import { describe, expect, it } from "vitest";
+import { createNodeStorage, createNodeSyncStorage, processStartTime } from "../adapters/node.ts";
+import { createMemoryStorage, createZenfsStorage } from "../adapters/zenfs.ts";
+import { acquireLock, lockPathOf, releaseLock, SessionLockedError } from "../src/lock.ts";
+import type { Storage } from "../src/storage.ts";
+import { runTask, StorageError } from "../src/storage.ts";
+import { type StorageFixture, testStorage } from "../src/testing.ts";
+
+const t = { describe, it, expect };
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+const text = (data: Uint8Array): string => new TextDecoder().decode(data);
+
+async function nodeFixture(): Promise<StorageFixture> {
+	const root = (await mkdtemp(join(tmpdir(), "pi-storage-"))).replaceAll("\\", "/");
+	return {
+		storage: createNodeStorage(),
+		syncStorage: createNodeSyncStorage(),
+		root,
+		cleanup: () => rm(root, { recursive: true, force: true }),
+	};
+}
+
+async function prefixedZenfs(): Promise<{ fileSystem: FileSystem; storage: Storage }> {
+	const fileSystem = await resolveMountConfig({ backend: InMemory });
+	return { fileSystem, storage: createZenfsStorage(fileSystem, { root: "/prefix" }) };
+}
+
+testStorage("node", nodeFixture, t, { sync: true });
+testStorage("zenfs in memory", async () => ({ storage: await createMemoryStorage(), root: "/work" }), t);
+testStorage("zenfs under a root prefix", async () => ({ storage: (await prefixedZenfs()).storage, root: "/work" }), t);
+
+/** Write a lock file that cannot be parsed and date it back, as one abandoned mid-write long ago. */
+async function abandonedGarbageLock(storage: Storage, path: string, backdate: (lockPath: string) => Promise<void>) {
+	await storage.createExclusive(lockPathOf(path), [bytes('{"pid":')], false);
+	await backdate(lockPathOf(path));
+	const stat = await storage.stat(lockPathOf(path));
+	expect(Date.now() - (stat?.mtimeMs ?? Date.now())).toBeGreaterThan(30_000);
+}
+
+describe("node adapter specifics", () => {
+	it("lock owners are this process on this host", async () => {
+		const owner = await createNodeStorage().lockOwner();
+		expect(owner.pid).toBe(process.pid);
+		expect(owner.host).toBe(hostname());
+		expect(owner.startedAt).toBeLessThanOrEqual(Date.now() - process.uptime() * 1000 + 1000);
+		expect(createNodeSyncStorage().lockOwner().host).toBe(hostname());
+	});
+
+	it("isLockOwnerAlive: a foreign pid that is not running is not alive; one on another host is", async () => {
+		const storage = createNodeStorage();
+		const own = await storage.lockOwner();
+		const foreign = { ...own, pid: 2 ** 22 + 12345, token: "foreign" };
+		expect(await storage.isLockOwnerAlive(foreign)).toBe(false);
+		expect(createNodeSyncStorage().isLockOwnerAlive(foreign)).toBe(false);
+		// Another machine cannot be checked, so its locks are never stolen.
+		expect(await storage.isLockOwnerAlive({ ...foreign, host: `not-${own.host}` })).toBe(true);
+		// A running process (our parent) holds its locks, whatever its token…
+		const parentStart = processStartTime(process.ppid) as number;
+		expect(await storage.isLockOwnerAlive({ ...foreign, pid: process.ppid, startedAt: parentStart })).toBe(true);
+		// …unless it started after the lock was taken: then its pid was reused and the lock is stale.
+		expect(await storage.isLockOwnerAlive({ ...foreign, pid: process.ppid, startedAt: parentStart - 60_000 })).toBe(
+			false,
+		);
+		// This process: alive exactly while this realm holds the token.
+		expect(await storage.isLockOwnerAlive(own)).toBe(false);
+	});
+
+	it("a lock held by another running process on this host is refused", async () => {
+		const fixture = await nodeFixture();
+		try {
+			const path = `${fixture.root}/s.jsonl`;
+			const owner = {
+				pid: process.ppid,
+				host: hostname(),
+				startedAt: processStartTime(process.ppid) as number,
+				token: "parent",
+			};
+			await fixture.storage.createExclusive(lockPathOf(path), [bytes(JSON.stringify(owner))], false);
+			const error = await runTask(acquireLock(path), fixture.storage).catch((e: unknown) => e);
+			expect(error).toBeInstanceOf(SessionLockedError);
+			expect((error as SessionLockedError).owner).toEqual(owner);
+		} finally {
+			await fixture.cleanup?.();
+		}
+	});
+
+	it("an unreadable lock file that is old is taken over", async () => {
+		const fixture = await nodeFixture();
+		try {
+			const path = `${fixture.root}/s.jsonl`;
+			const old = new Date(Date.now() - 60_000);
+			await abandonedGarbageLock(fixture.storage, path, (lockPath) => utimes(lockPath, old, old));
+			const lock = await runTask(acquireLock(path), fixture.storage);
+			expect(JSON.parse(text(await fixture.storage.readRange(lock.lockPath, 0, 4096)))).toEqual(lock.owner);
+			await runTask(releaseLock(lock), fixture.storage);
+			expect(await fixture.storage.list(fixture.root)).toEqual([]);
+		} finally {
+			await fixture.cleanup?.();
+		}
+	});
+
+	it("sync errors are StorageErrors with codes, like the async ones", async () => {
+		const fixture = await nodeFixture();
+		try {
+			const sync = fixture.syncStorage;
+			if (!sync) throw new Error("no sync storage");
+			expect(() => sync.readRange(`${fixture.root}/missing`, 0, 1)).toThrow(StorageError);
+			sync.createExclusive(`${fixture.root}/f`, [bytes("x")], false);
+			let code: unknown;
+			try {
+				sync.createExclusive(`${fixture.root}/f`, [bytes("y")], false);
+			} catch (error) {
+				code = (error as StorageError).code;
+			}
+			expect(code).toBe("exists");
+		} finally {
+			await fixture.cleanup?.();
+		}
+	});
+});
+
+describe("zenfs adapter specifics", () => {
+	it("files live under the root prefix of the underlying file system", async () => {
+		const { fileSystem, storage } = await prefixedZenfs();
+		const inside = bindContext({ root: "/", mounts: { "/": fileSystem } }).fs;
+		await storage.mkdir("/work/sessions");
+		await storage.append("/work/sessions/a.jsonl", bytes("line\n"), false);
+		await storage.replace("/work/b.jsonl", [bytes("replaced")]);
+		expect(inside.readdirSync("/")).toEqual(["prefix"]);
+		expect(inside.readdirSync("/prefix/work").sort()).toEqual(["b.jsonl", "sessions"]);
+		expect(inside.readFileSync("/prefix/work/sessions/a.jsonl", "utf8")).toBe("line\n");
+		expect(inside.readFileSync("/prefix/work/b.jsonl", "utf8")).toBe("replaced");
+		// And the other way: what is under the prefix is what the storage sees at its root.
+		inside.writeFileSync("/prefix/outside.txt", "seen");
+		expect(text(await storage.readRange("/outside.txt", 0, 100))).toBe("seen");
+		expect((await storage.list("/")).map((e) => e.name).sort()).toEqual(["outside.txt", "work"]);
+		// Errors name the storage's path, not the prefixed one.
+		const error = await storage.readRange("/work/missing", 0, 1).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(StorageError);
+		expect((error as StorageError).path).toBe("/work/missing");
+	});
+
+	it("an unreadable lock file that is old is taken over", async () => {
+		const { fileSystem, storage } = await prefixedZenfs();
+		const inside = bindContext({ root: "/", mounts: { "/": fileSystem } }).fs;
+		await storage.mkdir("/work");
+		const old = new Date(Date.now() - 60_000);
+		await abandonedGarbageLock(storage, "/work/s.jsonl", async (lockPath) =>
+			inside.utimesSync(`/prefix${lockPath}`, old, old),
+		);
+		const lock = await runTask(acquireLock("/work/s.jsonl"), storage);
+		expect(JSON.parse(text(await storage.readRange(lock.lockPath, 0, 4096)))).toEqual(lock.owner);
+		await runTask(releaseLock(lock), storage);
+		expect(await storage.list("/work")).toEqual([]);
+	});
+
+	it("two memory storages do not share files", async () => {
+		const a = await createMemoryStorage();
+		const b = await createMemoryStorage();
+		await a.mkdir("/work");
+		await a.append("/work/only-in-a", bytes("a"), false);
+		expect(await b.stat("/work/only-in-a")).toBeNull();
+		expect(await b.list("/work")).toEqual([]);
+		await b.mkdir("/work");
+		await b.createExclusive("/work/same", [bytes("b")], false);
+		await a.createExclusive("/work/same", [bytes("a")], false);
+		expect(text(await a.readRange("/work/same", 0, 10))).toBe("a");
+		expect(text(await b.readRange("/work/same", 0, 10))).toBe("b");
+		expect((await a.list("/work")).map((e) => e.name).sort()).toEqual(["only-in-a", "same"]);
+		expect((await b.list("/work")).map((e) => e.name)).toEqual(["same"]);
+	});
+
+	it("lock owners name the realm, not a pid", async () => {
+		const storage = await createMemoryStorage();
+		const owner = await storage.lockOwner();
+		expect(owner.pid).toBe(0);
+		expect(owner.host.startsWith("zenfs:")).toBe(true);
+		expect(await storage.isLockOwnerAlive({ ...owner, pid: process.pid })).toBe(false);
+	});
+});
