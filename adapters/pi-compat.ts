@@ -36,7 +36,7 @@ import { runTaskSync } from "../src/storage.ts";
 import { agentDir, createNodeStorage, createNodeSyncStorage } from "./node.ts";
 
 export type { ListProgress as SessionListProgress, SessionInfo } from "../src/catalog.ts";
-export { buildSessionContext } from "../src/context.ts";
+export { buildSessionContext, getLatestCompactionEntry } from "../src/context.ts";
 export type * from "../src/entries.ts";
 export { CURRENT_SESSION_VERSION } from "../src/entries.ts";
 export { parseSessionEntries } from "../src/jsonl.ts";
@@ -172,7 +172,10 @@ export class SessionManager {
 
 	/** Switch to another session file. */
 	setSessionFile(sessionFile: string): void {
-		const next = SessionManager.#openCore(resolve(sessionFile), this.#core.sessionDir, this.#core.cwd);
+		const path = resolve(sessionFile);
+		// Reloading the current file: give up its lock first, or the reopen would find it taken (by us).
+		if (path === this.#core.path) release(this.#core);
+		const next = SessionManager.#openCore(path, this.#core.sessionDir, this.#core.cwd);
 		release(this.#core);
 		this.#core = track(next);
 	}

@@ -110,10 +110,10 @@ export function sessionInfoOf(path: string, records: readonly FileEntry[], mtime
 		if (record.type !== "message") continue;
 		messageCount++;
 		const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown };
-		if (message.role !== "user" && message.role !== "assistant") continue;
+		// As pi: only user and assistant messages that have content count as activity and text.
+		if (!("content" in message) || (message.role !== "user" && message.role !== "assistant")) continue;
 		const activity = typeof message.timestamp === "number" ? message.timestamp : Date.parse(record.timestamp);
 		if (!Number.isNaN(activity)) lastActivity = Math.max(lastActivity, activity);
-		if (!("content" in message)) continue;
 		const text = textOf(message.content);
 		if (!text) continue;
 		texts.push(text);

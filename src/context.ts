@@ -96,6 +96,16 @@ export function buildContextEntries(path: readonly SessionEntry[]): SessionEntry
 	];
 }
 
+/**
+ * pi's `getLatestCompactionEntry`: the last compaction entry of a list, or `null`.
+ * @example
+ * const compaction = getLatestCompactionEntry(tree.getBranch());
+ */
+export function getLatestCompactionEntry(entries: readonly SessionEntry[]): CompactionEntry | null {
+	const index = latestCompactionIndex(entries);
+	return index < 0 ? null : (entries[index] as CompactionEntry);
+}
+
 /** Entry kinds that produce a message when they are not the leading compaction. */
 function producesMessage(entry: SessionEntry): boolean {
 	return (
