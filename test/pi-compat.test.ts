@@ -1040,8 +1040,7 @@ describe("facade specifics", () => {
 		expect(ourResult.forkPath).toBeDefined();
 	});
 
-	// Known bug, reported: src/catalog.ts sessionInfoOf counts the timestamp of a user/assistant message that has
-	// no `content` as activity; pi's getLastActivityTime skips such messages, so `modified` (and the order) differ.
+	// A user/assistant message without `content` is no activity in pi's getLastActivityTime; nor in ours.
 	it("list(): a message without content is no activity, as in pi", async () => {
 		const dir = freshDir("list-no-content");
 		const header = { type: "session", version: 3, id: "no-content", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" };
@@ -1121,8 +1120,7 @@ describe("facade specifics", () => {
 		await afterClose.close();
 	});
 
-	// Known bug, reported: adapters/pi-compat.ts setSessionFile opens (and locks) the next file before releasing
-	// the current one, so reloading the current file throws SessionLockedError; pi reloads it.
+	// Reloading the current file must not trip over our own writer lock; pi reloads it.
 	it("setSessionFile() of the current file reloads it, as in pi", () => {
 		const dir = freshDir("reload");
 		const piManager = pi.SessionManager.create("/project", dir);
