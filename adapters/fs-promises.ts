@@ -9,7 +9,7 @@ import { StorageError } from "../src/storage.ts";
 interface FileHandleLike {
 	stat(): Promise<{ size: number }>;
 	read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
-	write(buffer: Uint8Array, offset?: number, length?: number): Promise<unknown>;
+	write(buffer: Uint8Array, offset?: number, length?: number): Promise<{ bytesWritten: number }>;
 	datasync(): Promise<void>;
 	close(): Promise<void>;
 }
@@ -70,7 +70,12 @@ export function fsPromisesStorage(
 	): Promise<void> => {
 		const handle = await fs.open(real, flags);
 		try {
-			for (const chunk of chunks) await handle.write(chunk, 0, chunk.length);
+			// A write may be short; an append is acknowledged only when all of it is written.
+			for (const chunk of chunks) {
+				for (let written = 0; written < chunk.length; ) {
+					written += (await handle.write(chunk, written, chunk.length - written)).bytesWritten;
+				}
+			}
 			if (durable) await handle.datasync();
 		} finally {
 			await handle.close();

@@ -188,6 +188,11 @@ function lineDiagnostic(line: Line, reason: DiagnosticReason, message: string): 
  */
 export function parseLine(line: Line): ParsedLine | undefined {
 	if (line.text.trim() === "") return undefined;
+	const torn = (): ParsedLine => ({
+		diagnostic: lineDiagnostic(line, "torn-last-line", "last line is incomplete (torn write); skipped"),
+	});
+	// A write cut short may end inside a multi-byte character: that is a torn line, not bad UTF-8.
+	if (!line.validUtf8 && !line.terminated) return torn();
 	if (!line.validUtf8) {
 		return { diagnostic: lineDiagnostic(line, "invalid-utf8", "line is not valid UTF-8; skipped") };
 	}
@@ -195,9 +200,7 @@ export function parseLine(line: Line): ParsedLine | undefined {
 	try {
 		value = JSON.parse(line.text);
 	} catch (error) {
-		if (!line.terminated) {
-			return { diagnostic: lineDiagnostic(line, "torn-last-line", "last line is incomplete (torn write); skipped") };
-		}
+		if (!line.terminated) return torn();
 		const detail = error instanceof Error ? error.message : String(error);
 		return { diagnostic: lineDiagnostic(line, "invalid-json", `line is not valid JSON (${detail}); skipped`) };
 	}

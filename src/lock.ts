@@ -64,8 +64,22 @@ function* readOwner(lockPath: string): Task<LockOwner | null> {
 	}
 }
 
+/** Same holder (or both unreadable). */
+function sameOwner(a: LockOwner | null, b: LockOwner | null): boolean {
+	return a?.token === b?.token;
+}
+
+function* isYoung(path: string): Task<boolean> {
+	const stat = yield* io("stat", path);
+	return !!stat && Date.now() - stat.mtimeMs < UNREADABLE_LOCK_GRACE_MS;
+}
+
 /**
  * Take the writer lock of `path`, or throw `SessionLockedError`.
+ *
+ * A stale lock (its owner is gone) is replaced only under a second exclusive file, `<lock>.takeover`:
+ * the one taker holding it checks that the lock is still the stale one it judged before removing it, so
+ * two takers can never both end up holding the lock.
  * @example
  * const lock = await runTask(acquireLock("/s/a.jsonl"), storage);
  */
@@ -86,31 +100,35 @@ export function* acquireLock(path: string): Task<WriterLock> {
 		}
 		const current = yield* readOwner(lockPath);
 		if (current && (yield* io("isLockOwnerAlive", current))) throw new SessionLockedError(path, current);
-		if (!current) {
-			const stat = yield* io("stat", lockPath);
-			if (stat && Date.now() - stat.mtimeMs < UNREADABLE_LOCK_GRACE_MS) throw new SessionLockedError(path, undefined);
-		}
-		// Stale: move it aside (a rename succeeds for one taker only), then try again to create ours.
-		const aside = `${lockPath}.${owner.token}.stale`;
-		try {
-			yield* io("rename", lockPath, aside);
-		} catch (error) {
-			if (!isStorageError(error, "not-found")) throw error;
-			continue;
-		}
-		const moved = yield* readOwner(aside);
-		yield* io("remove", aside);
-		if (moved && moved.token !== current?.token) {
-			// Between our read and our rename another taker replaced the stale lock: give theirs back.
-			try {
-				yield* io("createExclusive", lockPath, [encoder.encode(`${JSON.stringify(moved)}\n`)], false);
-			} catch (error) {
-				if (!isStorageError(error, "exists")) throw error;
-			}
-			throw new SessionLockedError(path, moved);
-		}
+		// An unreadable lock file may be one that is being written right now.
+		if (!current && (yield* isYoung(lockPath))) throw new SessionLockedError(path, undefined);
+		yield* removeStaleLock(path, lockPath, current, content);
 	}
 	throw new SessionLockedError(path, undefined);
+}
+
+/** Remove the lock file if it still is the stale one judged, holding `<lock>.takeover` while doing so. */
+function* removeStaleLock(
+	path: string,
+	lockPath: string,
+	stale: LockOwner | null,
+	guardContent: Uint8Array,
+): Task<void> {
+	const guard = `${lockPath}.takeover`;
+	try {
+		yield* io("createExclusive", guard, [guardContent], false);
+	} catch (error) {
+		if (!isStorageError(error, "exists")) throw error;
+		// Another taker is at work; only a guard left behind by a crashed taker is cleared.
+		if (yield* isYoung(guard)) throw new SessionLockedError(path, undefined);
+		yield* io("remove", guard);
+		return;
+	}
+	try {
+		if (sameOwner(yield* readOwner(lockPath), stale)) yield* io("remove", lockPath);
+	} finally {
+		yield* io("remove", guard);
+	}
 }
 
 /** Release a lock taken by `acquireLock`; a lock file that is no longer ours is left alone. */

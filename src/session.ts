@@ -22,7 +22,10 @@ import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.t
 import { io, isStorageError, runTask, type Storage, type Task } from "./storage.ts";
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
 
-/** How appends reach stable storage. */
+/**
+ * How appends reach stable storage. Before a new session's first assistant message no file exists (as in
+ * pi), so appends made until then resolve at once and are written with it; durability applies from there.
+ */
 export type Durability =
 	/** Like pi: each entry is appended, no fsync. */
 	| "none"
