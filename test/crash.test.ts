@@ -16,10 +16,11 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
-import type { AssistantMessage, SessionEntry } from "../src/entries.ts";
+import type { SessionEntry } from "../src/entries.ts";
 import { acquireLock, SessionLockedError } from "../src/lock.ts";
 import { type Durability, Session, SessionReadOnlyError } from "../src/session.ts";
 import type { Effect, LockOwner, Storage, Task } from "../src/storage.ts";
+import { assistantMessage } from "./support/messages.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CHILD = fileURLToPath(new URL("./fixtures/append-child.ts", import.meta.url));
@@ -183,26 +184,6 @@ function seeded(seed: number): () => number {
 		t = Math.imul(t ^ (t >>> 15), t | 1);
 		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
 		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
-
-function assistantMessage(text: string): AssistantMessage {
-	return {
-		role: "assistant",
-		content: [{ type: "text", text }],
-		api: "anthropic-messages",
-		provider: "crash-test",
-		model: "parent",
-		usage: {
-			input: 1,
-			output: 1,
-			cacheRead: 0,
-			cacheWrite: 0,
-			totalTokens: 2,
-			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-		},
-		stopReason: "stop",
-		timestamp: Date.now(),
 	};
 }
 

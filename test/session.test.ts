@@ -9,7 +9,6 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import {
-	type AgentMessage,
 	findById,
 	findMostRecentSession,
 	HeaderTooLongError,
@@ -24,6 +23,7 @@ import {
 	SessionReadOnlyError,
 	type Storage,
 } from "../src/index.ts";
+import { assistantMessage, userMessage } from "./support/messages.ts";
 
 const temporary: string[] = [];
 afterAll(() => {
@@ -44,25 +44,8 @@ const adapters: [string, () => Promise<{ storage: Storage; root: string }>][] = 
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
-const assistant = (text: string): AgentMessage =>
-	({
-		role: "assistant",
-		content: [{ type: "text", text }],
-		api: "messages",
-		provider: "anthropic",
-		model: "claude",
-		usage: {
-			input: 1,
-			output: 1,
-			cacheRead: 0,
-			cacheWrite: 0,
-			totalTokens: 2,
-			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-		},
-		stopReason: "stop",
-		timestamp: 2,
-	}) as AgentMessage;
+const user = (content: string) => userMessage(content, 1);
+const assistant = (text: string) => assistantMessage(text, { timestamp: 2 });
 const header = (id = "s1", cwd = "/p") =>
 	`{"type":"session","version":3,"id":"${id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"${cwd}"}`;
 const custom = (id: string, parentId: string | null) =>
