@@ -27,11 +27,11 @@ import { type NewSessionOptions, SessionTree } from "./tree.ts";
  * pi), so appends made until then resolve at once and are written with it; durability applies from there.
  */
 export type Durability =
-	/** Like pi: each entry is appended, no fsync. */
+	/** Like pi: appended, no fsync. Appends issued while a write is in flight go out together in the next one. */
 	| "none"
-	/** Each entry is appended and fsynced before its append resolves. */
+	/** Each entry is appended and fsynced on its own before its append resolves. */
 	| "fsync"
-	/** Appends issued together are written in one write and fsynced together (group commit). */
+	/** Group commit: appends issued together are written in one write and fsynced together. */
 	| "group";
 
 /** Appending to a session that was opened read-only. */
@@ -394,12 +394,21 @@ export class Session {
 		return new Session(core, storage, options.durability ?? "none");
 	}
 
+	/** A session that is never written (the storage is not used). */
+	static inMemory(storage: Storage, options: NewSessionOptions & SessionOptions): Session {
+		return new Session(SessionCore.inMemory(options), storage, options.durability ?? "none");
+	}
+
 	/** The in-memory tree (read it freely; change it only through this session). */
 	get tree(): SessionTree {
 		return this.#core.tree;
 	}
 	get path(): string | undefined {
 		return this.#core.path;
+	}
+	/** Working directory: the header's, unless the opener overrode it. */
+	get cwd(): string {
+		return this.#core.cwd;
 	}
 	get sessionDir(): string {
 		return this.#core.sessionDir;
@@ -482,13 +491,16 @@ export class Session {
 		}
 	}
 
-	/** Chain the write of everything appended so far behind earlier writes (or join the open batch). */
+	/**
+	 * Chain the write of everything appended so far behind earlier writes. Except in `"fsync"` mode, an
+	 * append joins the batch that has not started yet, so pipelined appends share one write.
+	 */
 	#schedule(): Promise<void> {
-		if (this.#durability === "group" && this.#openBatch) return this.#openBatch;
+		const grouped = this.#durability !== "fsync";
+		if (grouped && this.#openBatch) return this.#openBatch;
 		const upTo = this.#core.tree.size;
 		const write = this.#tail.then(async () => {
 			if (this.#failure) throw this.#failure;
-			const grouped = this.#durability === "group";
 			if (grouped) this.#openBatch = undefined;
 			const target = grouped ? this.#core.tree.size : upTo;
 			try {
@@ -499,7 +511,7 @@ export class Session {
 				throw error;
 			}
 		});
-		if (this.#durability === "group") this.#openBatch = write;
+		if (grouped) this.#openBatch = write;
 		this.#tail = write.catch(() => undefined);
 		return write;
 	}

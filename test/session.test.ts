@@ -304,37 +304,43 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		await next.close();
 	});
 
-	it.each([
-		["none", false],
-		["fsync", true],
-	] as const)("durability %s: one write per append, durable = %s", async (durability, durable) => {
+	it("durability fsync: one write per append, each fsynced", async () => {
 		const { storage: base, root } = await setup();
 		const { storage, writes } = recording(base);
-		const session = await Session.create(storage, { cwd: "/p", sessionDir: root, durability });
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root, durability: "fsync" });
 		await session.appendMessage(assistant("a"));
 		await Promise.all(Array.from({ length: 20 }, (_, n) => session.appendCustomEntry("x", { n })));
 		expect(writes).toHaveLength(21);
-		expect(writes.every((w) => w.durable === durable)).toBe(true);
+		expect(writes.every((w) => w.durable)).toBe(true);
 		expect(session.tree.size).toBe(21);
 		await session.close();
 	});
 
-	it("durability group: appends issued together are written and synced together, in order", async () => {
-		const { storage: base, root } = await setup();
-		const { storage, writes } = recording(base);
-		const session = await Session.create(storage, { cwd: "/p", sessionDir: root, durability: "group" });
-		await session.appendMessage(assistant("a"));
-		const ids = await Promise.all(Array.from({ length: 200 }, (_, n) => session.appendCustomEntry("x", { n })));
-		expect(writes.length).toBeLessThanOrEqual(3);
-		expect(writes.every((w) => w.durable)).toBe(true);
-		const fileIds = (await readText(storage, session.path as string))
-			.trim()
-			.split("\n")
-			.slice(2)
-			.map((l) => JSON.parse(l).id);
-		expect(fileIds).toEqual(ids);
-		await session.close();
-	});
+	it.each([
+		["none", false],
+		["group", true],
+	] as const)(
+		"durability %s: appends issued together share one write (durable = %s), in order",
+		async (durability, durable) => {
+			const { storage: base, root } = await setup();
+			const { storage, writes } = recording(base);
+			const session = await Session.create(storage, { cwd: "/p", sessionDir: root, durability });
+			await session.appendMessage(assistant("a"));
+			const ids = await Promise.all(Array.from({ length: 200 }, (_, n) => session.appendCustomEntry("x", { n })));
+			expect(writes.length).toBeLessThanOrEqual(3);
+			expect(writes.every((w) => w.durable === durable)).toBe(true);
+			const fileIds = (await readText(storage, session.path as string))
+				.trim()
+				.split("\n")
+				.slice(2)
+				.map((l) => JSON.parse(l).id);
+			expect(fileIds).toEqual(ids);
+			// An append issued on its own is written on its own.
+			await session.appendCustomEntry("alone");
+			expect(writes.at(-1)?.bytes).toBeLessThan(200);
+			await session.close();
+		},
+	);
 
 	it("createBranchedSession writes the path with its labels to a new file and moves the lock there", async () => {
 		const { storage, root } = await setup();

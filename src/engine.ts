@@ -1,0 +1,387 @@
+/**
+ * The engine: one asynchronous facade over sessions and discovery that takes and returns only plain,
+ * structured-cloneable data. In-process it is this object; from another thread it is `Comlink.wrap` of
+ * it (see `pi-session-tree/worker`), with the same type. Sessions are named by handles (strings); whole
+ * sessions never cross the boundary, only the pages and views asked for.
+ * @module
+ */
+import {
+	findById,
+	findMostRecentSession,
+	type ListProgress,
+	listAllSessions,
+	listSessions,
+	type SessionInfo,
+} from "./catalog.ts";
+import type {
+	AgentMessage,
+	ImageContent,
+	ModelRef,
+	SessionEntry,
+	SessionHeader,
+	SessionTreeNode,
+	StoredMessage,
+	TextContent,
+} from "./entries.ts";
+import type { Diagnostic } from "./jsonl.ts";
+import { defaultSessionDir, sessionsRoot } from "./paths.ts";
+import { type Durability, type OpenReport, Session } from "./session.ts";
+import { runTask, type Storage, type Task } from "./storage.ts";
+import type { SessionTree } from "./tree.ts";
+
+/** Names an open session inside one engine. */
+export type SessionHandle = string;
+
+/** A session is not open in this engine (never opened, or closed). */
+export class UnknownSessionError extends Error {
+	override name = "UnknownSessionError";
+}
+
+export interface EngineOptions {
+	storage: Storage;
+	/** pi's agent directory on that storage (sessions live in `<agentDir>/sessions`). */
+	agentDir: string;
+	/** Default durability of sessions this engine opens (default `"none"`, like pi). */
+	durability?: Durability;
+}
+
+/** What a caller learns about an open session. */
+export interface SessionSummary {
+	handle: SessionHandle;
+	/** Session file; undefined for an in-memory session. */
+	path: string | undefined;
+	header: SessionHeader;
+	cwd: string;
+	name: string | undefined;
+	leafId: string | null;
+	entryCount: number;
+	readOnly: boolean;
+	/** What opening found and did (diagnostics, migration, repairs). */
+	report: OpenReport;
+}
+
+/** One entry of the tree outline: enough to draw a navigator without cloning entries. */
+export interface OutlineNode {
+	id: string;
+	parentId: string | null;
+	type: string;
+	/** The message role, for message entries. */
+	role?: string;
+	timestamp: string;
+	label?: string;
+	childCount: number;
+}
+
+/** A slice of a leaf's model context. */
+export interface ContextPage {
+	messages: AgentMessage[];
+	/** Messages in the whole context. */
+	total: number;
+	offset: number;
+	thinkingLevel: string;
+	model: ModelRef | null;
+}
+
+export interface CreateSessionOptions {
+	cwd: string;
+	/** Default: pi's directory for `cwd` under the engine's agent directory. */
+	sessionDir?: string;
+	id?: string;
+	parentSession?: string;
+	durability?: Durability;
+}
+
+export interface OpenSessionOptions {
+	readOnly?: boolean;
+	sessionDir?: string;
+	cwd?: string;
+	durability?: Durability;
+}
+
+/** Progress of long work: `(done, total)` in bytes (opening) or files (listing). */
+export type ProgressCallback = (done: number, total: number) => void;
+
+/**
+ * The session engine.
+ * @example
+ * const engine = new Engine({ storage: await createMemoryStorage(), agentDir: "/pi/agent" });
+ * const { handle } = await engine.create({ cwd: "/project" });
+ * await engine.appendMessage(handle, { role: "user", content: "hi", timestamp: Date.now() });
+ * const page = await engine.getContext(handle, { limit: 50 });
+ */
+export class Engine {
+	readonly #storage: Storage;
+	readonly #agentDir: string;
+	readonly #durability: Durability;
+	readonly #sessions = new Map<SessionHandle, Session>();
+	#nextHandle = 1;
+
+	constructor(options: EngineOptions) {
+		this.#storage = options.storage;
+		this.#agentDir = options.agentDir;
+		this.#durability = options.durability ?? "none";
+	}
+
+	// Discovery -------------------------------------------------------------------------------------
+
+	/** The sessions directory pi uses for `cwd`. */
+	async sessionDirFor(cwd: string): Promise<string> {
+		return defaultSessionDir(cwd, this.#agentDir);
+	}
+
+	/** Sessions of one directory (default: pi's for `cwd`), most recently modified first. */
+	async list(dir: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
+		return listSessions(this.#storage, dir, { onProgress, signal });
+	}
+
+	/** Sessions of every project, most recently modified first. */
+	async listAll(onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
+		return listAllSessions(this.#storage, sessionsRoot(this.#agentDir), { onProgress, signal });
+	}
+
+	/** The file of a session id, or null. */
+	async findById(id: string): Promise<string | null> {
+		return this.#run(findById(sessionsRoot(this.#agentDir), id));
+	}
+
+	/** The most recently modified session of a directory (optionally with header cwd `cwd`), or null. */
+	async findMostRecent(dir: string, cwd?: string): Promise<string | null> {
+		return this.#run(findMostRecentSession(dir, cwd));
+	}
+
+	// Opening ---------------------------------------------------------------------------------------
+
+	async create(options: CreateSessionOptions): Promise<SessionSummary> {
+		const sessionDir = options.sessionDir ?? defaultSessionDir(options.cwd, this.#agentDir);
+		const durability = options.durability ?? this.#durability;
+		return this.#register(await Session.create(this.#storage, { ...options, sessionDir, durability }));
+	}
+
+	async open(
+		path: string,
+		options: OpenSessionOptions = {},
+		onProgress?: ProgressCallback,
+		signal?: AbortSignal,
+	): Promise<SessionSummary> {
+		const durability = options.durability ?? this.#durability;
+		return this.#register(await Session.open(this.#storage, path, { ...options, durability, onProgress, signal }));
+	}
+
+	/** The most recent session for `cwd` (pi's directory unless given), or a new one. */
+	async continueRecent(cwd: string, sessionDir?: string): Promise<SessionSummary> {
+		const dir = sessionDir ?? defaultSessionDir(cwd, this.#agentDir);
+		const recent = await this.findMostRecent(dir);
+		return recent ? this.open(recent, { sessionDir: dir, cwd }) : this.create({ cwd, sessionDir: dir });
+	}
+
+	/** A session that is never written. */
+	async inMemory(cwd: string): Promise<SessionSummary> {
+		return this.#register(Session.inMemory(this.#storage, { cwd }));
+	}
+
+	/** Copy another session's whole history into a new session for `targetCwd`. */
+	async forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string): Promise<SessionSummary> {
+		const dir = sessionDir ?? defaultSessionDir(targetCwd, this.#agentDir);
+		return this.#register(
+			await Session.forkFrom(this.#storage, sourcePath, targetCwd, dir, { durability: this.#durability }),
+		);
+	}
+
+	/** Write a session file as given (exclusive: never overwrites), e.g. one uploaded by a user. */
+	async importSessionFile(path: string, bytes: Uint8Array): Promise<void> {
+		await this.#storage.mkdir(path.slice(0, Math.max(1, path.lastIndexOf("/"))));
+		await this.#storage.createExclusive(path, [bytes], true);
+	}
+
+	/** The bytes of a file, e.g. to download a session. */
+	async exportSessionFile(path: string): Promise<Uint8Array> {
+		const stat = await this.#storage.stat(path);
+		return stat ? this.#storage.readRange(path, 0, stat.size) : new Uint8Array(0);
+	}
+
+	// Per session -----------------------------------------------------------------------------------
+
+	async summary(handle: SessionHandle): Promise<SessionSummary> {
+		return this.#summarize(handle, this.#session(handle));
+	}
+
+	appendMessage(handle: SessionHandle, message: StoredMessage | AgentMessage): Promise<string> {
+		return this.#session(handle).appendMessage(message);
+	}
+	appendThinkingLevelChange(handle: SessionHandle, thinkingLevel: string): Promise<string> {
+		return this.#session(handle).appendThinkingLevelChange(thinkingLevel);
+	}
+	appendModelChange(handle: SessionHandle, provider: string, modelId: string): Promise<string> {
+		return this.#session(handle).appendModelChange(provider, modelId);
+	}
+	appendCompaction(
+		handle: SessionHandle,
+		summary: string,
+		firstKeptEntryId: string,
+		tokensBefore: number,
+		details?: unknown,
+		fromHook?: boolean,
+	): Promise<string> {
+		return this.#session(handle).appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook);
+	}
+	appendCustomEntry(handle: SessionHandle, customType: string, data?: unknown): Promise<string> {
+		return this.#session(handle).appendCustomEntry(customType, data);
+	}
+	appendCustomMessageEntry(
+		handle: SessionHandle,
+		customType: string,
+		content: string | (TextContent | ImageContent)[],
+		display: boolean,
+		details?: unknown,
+	): Promise<string> {
+		return this.#session(handle).appendCustomMessageEntry(customType, content, display, details);
+	}
+	/** Set (or with `undefined`/`""` clear) an entry's label. */
+	appendLabelChange(handle: SessionHandle, targetId: string, label: string | undefined): Promise<string> {
+		return this.#session(handle).appendLabelChange(targetId, label);
+	}
+	/** Set (or with `""` clear) the session's name. */
+	appendSessionInfo(handle: SessionHandle, name: string): Promise<string> {
+		return this.#session(handle).appendSessionInfo(name);
+	}
+	branchWithSummary(
+		handle: SessionHandle,
+		branchFromId: string | null,
+		summary: string,
+		details?: unknown,
+		fromHook?: boolean,
+	): Promise<string> {
+		return this.#session(handle).branchWithSummary(branchFromId, summary, details, fromHook);
+	}
+	async branch(handle: SessionHandle, entryId: string): Promise<void> {
+		this.#session(handle).branch(entryId);
+	}
+	async resetLeaf(handle: SessionHandle): Promise<void> {
+		this.#session(handle).resetLeaf();
+	}
+
+	async getEntry(handle: SessionHandle, id: string): Promise<SessionEntry | undefined> {
+		return this.#tree(handle).getEntry(id);
+	}
+	async getChildren(handle: SessionHandle, parentId: string): Promise<SessionEntry[]> {
+		return this.#tree(handle).getChildren(parentId);
+	}
+	/** Entries root → `fromId` (default: the leaf). */
+	async getBranch(handle: SessionHandle, fromId?: string): Promise<SessionEntry[]> {
+		return this.#tree(handle).getBranch(fromId);
+	}
+	async getLabel(handle: SessionHandle, id: string): Promise<string | undefined> {
+		return this.#tree(handle).getLabel(id);
+	}
+	/** The whole tree, nested (for very deep sessions prefer `getOutline`). */
+	async getTree(handle: SessionHandle): Promise<SessionTreeNode[]> {
+		return this.#tree(handle).getTree();
+	}
+
+	/** Every entry as a flat outline node in file order: cheap to send, enough to draw a navigator. */
+	async getOutline(handle: SessionHandle): Promise<OutlineNode[]> {
+		const tree = this.#tree(handle);
+		return tree.getEntries().map((entry) => {
+			const label = tree.getLabel(entry.id);
+			const node: OutlineNode = {
+				id: entry.id,
+				parentId: entry.parentId,
+				type: entry.type,
+				timestamp: entry.timestamp,
+				childCount: tree.getChildren(entry.id).length,
+			};
+			if (entry.type === "message") node.role = entry.message?.role;
+			if (label !== undefined) node.label = label;
+			return node;
+		});
+	}
+
+	/** A page of the model context of `leafId` (default: the current leaf). */
+	async getContext(
+		handle: SessionHandle,
+		page: { leafId?: string | null; offset?: number; limit?: number } = {},
+	): Promise<ContextPage> {
+		const context = this.#tree(handle).buildSessionContext(page.leafId);
+		const offset = Math.max(0, page.offset ?? 0);
+		const end = page.limit === undefined ? undefined : offset + Math.max(0, page.limit);
+		return {
+			messages: context.messages.slice(offset, end),
+			total: context.messages.length,
+			offset,
+			thinkingLevel: context.thinkingLevel,
+			model: context.model,
+		};
+	}
+
+	/** Diagnostics found when the session was opened. */
+	async getDiagnostics(handle: SessionHandle): Promise<Diagnostic[]> {
+		return this.#session(handle).report.diagnostics;
+	}
+
+	/** Continue in a new file holding the root → `leafId` path (pi's `createBranchedSession`). */
+	async createBranchedSession(handle: SessionHandle, leafId: string): Promise<string | undefined> {
+		return this.#session(handle).createBranchedSession(leafId);
+	}
+
+	/** Resolves when every append issued so far is written. */
+	async flush(handle: SessionHandle): Promise<void> {
+		await this.#session(handle).flush();
+	}
+
+	/** Write what is pending, release the session's lock and forget the handle. */
+	async close(handle: SessionHandle): Promise<void> {
+		const session = this.#session(handle);
+		this.#sessions.delete(handle);
+		await session.close();
+	}
+
+	/** Close every open session (the worker calls this before it ends). */
+	async closeAll(): Promise<void> {
+		const handles = [...this.#sessions.keys()];
+		const results = await Promise.allSettled(handles.map((handle) => this.close(handle)));
+		const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+		if (failure) throw failure.reason;
+	}
+
+	/** Handles of the sessions open now. */
+	async openHandles(): Promise<SessionHandle[]> {
+		return [...this.#sessions.keys()];
+	}
+
+	// Internals -------------------------------------------------------------------------------------
+
+	#run<T>(task: Task<T>): Promise<T> {
+		return runTask(task, this.#storage);
+	}
+
+	#register(session: Session): SessionSummary {
+		const handle = `s${this.#nextHandle++}`;
+		this.#sessions.set(handle, session);
+		return this.#summarize(handle, session);
+	}
+
+	#summarize(handle: SessionHandle, session: Session): SessionSummary {
+		const tree = session.tree;
+		return {
+			handle,
+			path: session.path,
+			header: tree.getHeader(),
+			cwd: session.cwd,
+			name: tree.getSessionName(),
+			leafId: tree.getLeafId(),
+			entryCount: tree.size,
+			readOnly: session.readOnly,
+			report: session.report,
+		};
+	}
+
+	#session(handle: SessionHandle): Session {
+		const session = this.#sessions.get(handle);
+		if (!session) throw new UnknownSessionError(`no open session ${handle}`);
+		return session;
+	}
+
+	#tree(handle: SessionHandle): SessionTree {
+		return this.#session(handle).tree;
+	}
+}
