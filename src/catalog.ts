@@ -160,6 +160,7 @@ async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) =>
 }
 
 async function listFiles(storage: Storage, files: string[], options: ListOptions): Promise<SessionInfo[]> {
+	options.signal?.throwIfAborted();
 	let loaded = 0;
 	const infos = await pool(files, options.concurrency ?? 8, async (path) => {
 		options.signal?.throwIfAborted();

@@ -1,0 +1,168 @@
+/**
+ * The engine in a worker behind a Comlink proxy, on every runtime: a browser or Deno or Bun module
+ * `Worker`, or Node's `worker_threads`. Parsing and file work then never block the thread that draws a
+ * UI or serves requests, and the caller's code is the same as in-process: `Remote<Engine>` has the
+ * engine's methods, and callbacks and `AbortSignal`s may be passed as they are (they cross as proxies).
+ * @example
+ * import { startEngineWorker } from "pi-session-tree/worker";
+ * const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+ * const { handle } = await engine.create({ cwd: "/project" });
+ * await engine.appendMessage(handle, { role: "user", content: "hi", timestamp: Date.now() });
+ * await terminate();
+ * @module
+ */
+import * as Comlink from "comlink";
+import { Engine } from "../src/engine.ts";
+import type { Durability } from "../src/session.ts";
+import type { Storage } from "../src/storage.ts";
+
+/** Which storage the worker's engine uses; it is created inside the worker. */
+export interface WorkerEngineConfig {
+	/** `"node"`: the local file system (Node, Bun, Deno); `"memory"`: ZenFS in memory. */
+	storage: "node" | "memory";
+	/** pi's agent directory; default: `$PI_CODING_AGENT_DIR` or `~/.pi/agent` for `"node"`, `/pi/agent` otherwise. */
+	agentDir?: string;
+	/** Default durability of sessions (default `"group"`: pipelined appends share one write and one fsync). */
+	durability?: Durability;
+}
+
+/** What the worker exposes. */
+export interface EngineFactory {
+	createEngine(config: WorkerEngineConfig): Promise<Engine>;
+}
+
+type ProxyHandler = Comlink.TransferHandler<object, MessagePort>;
+
+/**
+ * Let plain functions and `AbortSignal`s cross Comlink like any other argument: functions become
+ * proxies, signals become a port that aborts the other side's signal. Call on both sides (the client
+ * and the worker entry do).
+ */
+export function registerTransferHandlers(): void {
+	const proxyHandler = Comlink.transferHandlers.get("proxy") as ProxyHandler;
+	Comlink.transferHandlers.set("function", {
+		canHandle: (value: unknown): value is (...args: unknown[]) => unknown => typeof value === "function",
+		serialize: (fn: (...args: unknown[]) => unknown) => proxyHandler.serialize(Comlink.proxy(fn)),
+		deserialize: (port: MessagePort) => proxyHandler.deserialize(port),
+	} as Comlink.TransferHandler<unknown, MessagePort>);
+	Comlink.transferHandlers.set("abort-signal", {
+		canHandle: (value: unknown): value is AbortSignal => typeof AbortSignal !== "undefined" && value instanceof AbortSignal,
+		serialize(signal: AbortSignal): [MessagePort, Transferable[]] {
+			const { port1, port2 } = new MessageChannel();
+			const send = () => {
+				port1.postMessage(String(signal.reason ?? "aborted"));
+				port1.close();
+			};
+			if (signal.aborted) send();
+			else signal.addEventListener("abort", send, { once: true });
+			return [port2, [port2]];
+		},
+		deserialize(port: MessagePort): AbortSignal {
+			const controller = new AbortController();
+			port.onmessage = (event) => {
+				controller.abort(new DOMException(String(event.data), "AbortError"));
+				port.close();
+			};
+			// Node: an open port must not keep the worker alive on its own.
+			(port as { unref?: () => void }).unref?.();
+			return controller.signal;
+		},
+	} as Comlink.TransferHandler<unknown, MessagePort>);
+}
+
+const isNode = typeof process !== "undefined" && !!process.versions?.node && !("Bun" in globalThis) && !("Deno" in globalThis);
+
+async function createStorage(config: WorkerEngineConfig): Promise<{ storage: Storage; agentDir: string }> {
+	if (config.storage === "node") {
+		const node = await import("./node.ts");
+		return { storage: node.createNodeStorage(), agentDir: config.agentDir ?? node.agentDir() };
+	}
+	const { createMemoryStorage } = await import("./zenfs.ts");
+	return { storage: await createMemoryStorage(), agentDir: config.agentDir ?? "/pi/agent" };
+}
+
+/** The object a worker exposes: it builds the engine inside the worker and hands back a proxy. */
+export const engineFactory: EngineFactory = {
+	async createEngine(config: WorkerEngineConfig): Promise<Engine> {
+		const { storage, agentDir } = await createStorage(config);
+		return Comlink.proxy(new Engine({ storage, agentDir, durability: config.durability ?? "group" }));
+	},
+};
+
+/** Expose the engine factory on this worker's endpoint (the worker entry calls this). */
+export async function exposeEngineFactory(): Promise<void> {
+	registerTransferHandlers();
+	if (isNode) {
+		const { parentPort } = await import("node:worker_threads");
+		const { default: nodeEndpoint } = await import("comlink/dist/esm/node-adapter.mjs");
+		Comlink.expose(engineFactory, nodeEndpoint(parentPort as never));
+	} else {
+		Comlink.expose(engineFactory, globalThis as unknown as Comlink.Endpoint);
+	}
+}
+
+/** The engine in a worker, and how to end it. */
+export interface EngineWorker {
+	engine: Comlink.Remote<Engine>;
+	/** Close every session (writing what is pending, releasing locks), then end the worker. */
+	terminate(): Promise<void>;
+}
+
+/** Where the worker entry module is, next to this module (source `.ts` or built `.js`). */
+export function workerEntryUrl(): URL {
+	return new URL(import.meta.url.endsWith(".ts") ? "./worker-entry.ts" : "./worker-entry.js", import.meta.url);
+}
+
+/**
+ * The module a Node worker thread starts. Running from TypeScript sources (tests, development), Node
+ * needs tsx's loader, which worker threads do not inherit: a small bootstrap registers it first.
+ */
+function nodeWorkerUrl(entry: URL): URL {
+	if (!entry.pathname.endsWith(".ts")) return entry;
+	const tsx = import.meta.resolve("tsx/esm/api");
+	const bootstrap = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(entry.href)});`;
+	return new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`);
+}
+
+/**
+ * Start the engine in a new worker and return its proxy. Pass `worker` to use a Worker you made yourself
+ * (for example with your bundler's `new Worker(new URL(...))` pattern).
+ * @example
+ * const { engine, terminate } = await startEngineWorker({ storage: "node" });
+ * const sessions = await engine.listAll((done, total) => console.log(done, total));
+ * await terminate();
+ */
+export async function startEngineWorker(config: WorkerEngineConfig & { worker?: Worker }): Promise<EngineWorker> {
+	registerTransferHandlers();
+	const { worker: given, ...engineConfig } = config;
+	let endpoint: Comlink.Endpoint;
+	let end: () => Promise<unknown> | unknown;
+	if (given) {
+		endpoint = given;
+		end = () => given.terminate();
+	} else if (isNode) {
+		const { Worker: NodeWorker } = await import("node:worker_threads");
+		const worker = new NodeWorker(nodeWorkerUrl(workerEntryUrl()));
+		const { default: nodeEndpoint } = await import("comlink/dist/esm/node-adapter.mjs");
+		endpoint = nodeEndpoint(worker as never);
+		end = () => worker.terminate();
+	} else {
+		const worker = new Worker(workerEntryUrl(), { type: "module" });
+		endpoint = worker;
+		end = () => worker.terminate();
+	}
+	const factory = Comlink.wrap<EngineFactory>(endpoint);
+	const engine = (await factory.createEngine(engineConfig)) as unknown as Comlink.Remote<Engine>;
+	return {
+		engine,
+		async terminate() {
+			try {
+				await engine.closeAll();
+			} finally {
+				engine[Comlink.releaseProxy]();
+				factory[Comlink.releaseProxy]();
+				await end();
+			}
+		},
+	};
+}
