@@ -46,31 +46,49 @@ export function registerTransferHandlers(): void {
 		deserialize: (port: MessagePort) => proxyHandler.deserialize(port),
 	} as Comlink.TransferHandler<unknown, MessagePort>);
 	Comlink.transferHandlers.set("abort-signal", {
-		canHandle: (value: unknown): value is AbortSignal => typeof AbortSignal !== "undefined" && value instanceof AbortSignal,
-		serialize(signal: AbortSignal): [MessagePort, Transferable[]] {
+		canHandle: (value: unknown): value is AbortSignal =>
+			typeof AbortSignal !== "undefined" && value instanceof AbortSignal,
+		serialize(signal: AbortSignal): [WireSignal, Transferable[]] {
 			const { port1, port2 } = new MessageChannel();
-			const send = () => {
-				port1.postMessage(String(signal.reason ?? "aborted"));
-				port1.close();
-			};
-			if (signal.aborted) send();
-			else signal.addEventListener("abort", send, { once: true });
-			return [port2, [port2]];
+			// Already aborted: say so in the message itself, so the other side starts out aborted.
+			if (signal.aborted) return [{ port: port2, aborted: String(signal.reason ?? "aborted") }, [port2]];
+			signal.addEventListener(
+				"abort",
+				() => {
+					port1.postMessage(String(signal.reason ?? "aborted"));
+					port1.close();
+				},
+				{ once: true },
+			);
+			return [{ port: port2 }, [port2]];
 		},
-		deserialize(port: MessagePort): AbortSignal {
+		deserialize({ port, aborted }: WireSignal): AbortSignal {
 			const controller = new AbortController();
-			port.onmessage = (event) => {
-				controller.abort(new DOMException(String(event.data), "AbortError"));
+			const abort = (reason: string) => controller.abort(new DOMException(reason, "AbortError"));
+			if (aborted !== undefined) {
+				abort(aborted);
 				port.close();
-			};
-			// Node: an open port must not keep the worker alive on its own.
-			(port as { unref?: () => void }).unref?.();
+			} else {
+				port.onmessage = (event) => {
+					abort(String(event.data));
+					port.close();
+				};
+				// Node: an open port must not keep the worker alive on its own.
+				(port as { unref?: () => void }).unref?.();
+			}
 			return controller.signal;
 		},
-	} as Comlink.TransferHandler<unknown, MessagePort>);
+	} as Comlink.TransferHandler<unknown, WireSignal>);
 }
 
-const isNode = typeof process !== "undefined" && !!process.versions?.node && !("Bun" in globalThis) && !("Deno" in globalThis);
+/** An AbortSignal on the wire: a port that will carry the abort, or the reason it was aborted already. */
+interface WireSignal {
+	port: MessagePort;
+	aborted?: string;
+}
+
+const isNode =
+	typeof process !== "undefined" && !!process.versions?.node && !("Bun" in globalThis) && !("Deno" in globalThis);
 
 async function createStorage(config: WorkerEngineConfig): Promise<{ storage: Storage; agentDir: string }> {
 	if (config.storage === "node") {

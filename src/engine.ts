@@ -102,6 +102,25 @@ export interface OpenSessionOptions {
 export type ProgressCallback = (done: number, total: number) => void;
 
 /**
+ * A progress callback from another thread returns a promise per call, delivered on its own channel. The
+ * work's result must not overtake them: `after` waits for the last call before handing the result on.
+ */
+function trackProgress(onProgress: ProgressCallback | undefined): {
+	callback: ProgressCallback | undefined;
+	after<T>(work: Promise<T>): Promise<T>;
+} {
+	let last: unknown;
+	return {
+		callback: onProgress && ((done, total) => void (last = onProgress(done, total))),
+		async after<T>(work: Promise<T>): Promise<T> {
+			const result = await work;
+			await last;
+			return result;
+		},
+	};
+}
+
+/**
  * The session engine.
  * @example
  * const engine = new Engine({ storage: await createMemoryStorage(), agentDir: "/pi/agent" });
@@ -129,14 +148,17 @@ export class Engine {
 		return defaultSessionDir(cwd, this.#agentDir);
 	}
 
-	/** Sessions of one directory (default: pi's for `cwd`), most recently modified first. */
+	/** Sessions of one directory, most recently modified first. */
 	async list(dir: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
-		return listSessions(this.#storage, dir, { onProgress, signal });
+		const progress = trackProgress(onProgress);
+		return progress.after(listSessions(this.#storage, dir, { onProgress: progress.callback, signal }));
 	}
 
 	/** Sessions of every project, most recently modified first. */
 	async listAll(onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
-		return listAllSessions(this.#storage, sessionsRoot(this.#agentDir), { onProgress, signal });
+		const progress = trackProgress(onProgress);
+		const root = sessionsRoot(this.#agentDir);
+		return progress.after(listAllSessions(this.#storage, root, { onProgress: progress.callback, signal }));
 	}
 
 	/** The file of a session id, or null. */
@@ -164,7 +186,14 @@ export class Engine {
 		signal?: AbortSignal,
 	): Promise<SessionSummary> {
 		const durability = options.durability ?? this.#durability;
-		return this.#register(await Session.open(this.#storage, path, { ...options, durability, onProgress, signal }));
+		const progress = trackProgress(onProgress);
+		const opening = Session.open(this.#storage, path, {
+			...options,
+			durability,
+			onProgress: progress.callback,
+			signal,
+		});
+		return this.#register(await progress.after(opening));
 	}
 
 	/** The most recent session for `cwd` (pi's directory unless given), or a new one. */

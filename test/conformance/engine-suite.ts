@@ -1,0 +1,371 @@
+/**
+ * The engine conformance suite: one suite, end to end, run on every runtime (Node, Bun, Deno, Chromium),
+ * in-process and through the worker, on every storage. It uses only the engine's API, so in-process and
+ * remote engines are driven by the very same code, and only `toBe`, `toEqual` and `toBeNull`.
+ */
+import type { Remote } from "comlink";
+import type { AgentMessage, AssistantMessage, Engine, SessionEntry } from "../../src/index.ts";
+import type { TestApi } from "../../src/testing.ts";
+
+/** An engine, in-process or remote: the same type either way. */
+export type AnyEngine = Remote<Engine>;
+
+export interface EngineFixture {
+	engine: AnyEngine;
+	/** A fresh, empty directory on the engine's storage for this test. */
+	root: string;
+	/** Called after the test. */
+	cleanup?: () => Promise<void>;
+}
+
+export interface SuiteOptions {
+	/** The bytes of a file of `shared/corpus`. */
+	corpus(name: "pi-v1-large-session.jsonl" | "pi-v1-before-compaction.jsonl"): Promise<Uint8Array>;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
+const assistant = (text: string, model = "claude"): AssistantMessage => ({
+	role: "assistant",
+	content: [{ type: "text", text }],
+	api: "anthropic-messages",
+	provider: "anthropic",
+	model,
+	usage: {
+		input: 1,
+		output: 1,
+		cacheRead: 0,
+		cacheWrite: 0,
+		totalTokens: 2,
+		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+	},
+	stopReason: "stop",
+	timestamp: 2,
+});
+const header = (id: string) =>
+	`{"type":"session","version":3,"id":"${id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}`;
+const custom = (id: string, parentId: string | null) =>
+	`{"type":"custom","customType":"x","id":"${id}","parentId":${parentId === null ? "null" : `"${parentId}"`},"timestamp":"2025-01-01T00:00:01.000Z"}`;
+
+/** The error a promise rejects with (its name survives the worker boundary), or "resolved". */
+async function rejection(promise: Promise<unknown>): Promise<{ name: string; message: string } | "resolved"> {
+	try {
+		await promise;
+		return "resolved";
+	} catch (error) {
+		return { name: (error as Error).name, message: (error as Error).message };
+	}
+}
+
+async function lines(engine: AnyEngine, path: string): Promise<Record<string, unknown>[]> {
+	const text = decoder.decode(await engine.exportSessionFile(path));
+	return text
+		.split("\n")
+		.filter((line) => line.trim() !== "")
+		.map((line) => JSON.parse(line));
+}
+
+/**
+ * Register the suite. `factory` is called for each test and gives an engine and a fresh directory.
+ * @example
+ * engineConformance("node, in-process", async () => ({ engine: new Engine({ ... }) as never, root }), { describe, it, expect }, options);
+ */
+export function engineConformance(
+	name: string,
+	factory: () => Promise<EngineFixture>,
+	t: TestApi,
+	options: SuiteOptions,
+): void {
+	const { expect } = t;
+	const test = (title: string, body: (f: EngineFixture) => Promise<void>) =>
+		t.it(title, async () => {
+			const fixture = await factory();
+			try {
+				await body(fixture);
+			} finally {
+				await fixture.cleanup?.();
+			}
+		});
+
+	t.describe(`engine conformance: ${name}`, () => {
+		test("create, append every kind, and read it back after reopening", async ({ engine, root }) => {
+			const sessionDir = `${root}/sessions/--p--`;
+			const created = await engine.create({ cwd: "/p", sessionDir });
+			const h = created.handle;
+			expect(created.entryCount).toBe(0);
+			const question = await engine.appendMessage(h, user("How do I list files?"));
+			await engine.appendModelChange(h, "anthropic", "claude");
+			await engine.appendThinkingLevelChange(h, "high");
+			expect((await engine.exportSessionFile(created.path as string)).length).toBe(0); // no file before an assistant
+			const answer = await engine.appendMessage(h, assistant("Use ls."));
+			expect((await lines(engine, created.path as string)).length).toBe(5);
+			await engine.appendCustomEntry(h, "ext", { state: [1, 2] });
+			await engine.appendCustomMessageEntry(h, "ext", "injected", true, { d: 1 });
+			await engine.appendLabelChange(h, question, "start");
+			await engine.appendSessionInfo(h, "Listing files");
+			await engine.appendMessage(h, {
+				role: "toolResult",
+				toolCallId: "c1",
+				toolName: "bash",
+				content: [{ type: "text", text: "a b" }],
+				isError: false,
+				timestamp: 3,
+			});
+			await engine.appendMessage(h, {
+				role: "bashExecution",
+				command: "ls",
+				output: "a b",
+				exitCode: 0,
+				cancelled: false,
+				truncated: false,
+				timestamp: 4,
+			});
+			const summary = await engine.summary(h);
+			expect([summary.entryCount, summary.name, summary.cwd]).toEqual([10, "Listing files", "/p"]);
+			const context = await engine.getContext(h);
+			expect(context.messages.map((m) => m.role)).toEqual([
+				"user",
+				"assistant",
+				"custom",
+				"toolResult",
+				"bashExecution",
+			]);
+			expect([context.thinkingLevel, context.model]).toEqual(["high", { provider: "anthropic", modelId: "claude" }]);
+			const before = await engine.getBranch(h);
+			await engine.close(h);
+			expect((await rejection(engine.summary(h))) !== "resolved").toBe(true);
+
+			const reopened = await engine.open(created.path as string);
+			expect(reopened.report.diagnostics).toEqual([]);
+			expect(await engine.getBranch(reopened.handle)).toEqual(before);
+			expect(await engine.getLabel(reopened.handle, question)).toBe("start");
+			expect((await engine.getEntry(reopened.handle, answer))?.parentId).toBe(
+				before.find((e: SessionEntry) => e.id === answer)?.parentId,
+			);
+			await engine.close(reopened.handle);
+		});
+
+		test("branch, branchWithSummary, resetLeaf, children and the outline", async ({ engine, root }) => {
+			const { handle: h } = await engine.create({ cwd: "/p", sessionDir: root });
+			const a = await engine.appendMessage(h, user("a"));
+			const b = await engine.appendMessage(h, assistant("b"));
+			await engine.branch(h, a);
+			const c = await engine.appendMessage(h, user("c"));
+			expect((await engine.getChildren(h, a)).map((e: SessionEntry) => e.id)).toEqual([b, c]);
+			const summaryId = await engine.branchWithSummary(h, a, "left c");
+			expect(await engine.getEntry(h, summaryId)).toEqual({
+				...(await engine.getEntry(h, summaryId)),
+				type: "branch_summary",
+				parentId: a,
+				fromId: c,
+				summary: "left c",
+			});
+			expect((await engine.getContext(h)).messages.map((m) => m.role)).toEqual(["user", "branchSummary"]);
+			await engine.resetLeaf(h);
+			expect((await engine.getContext(h)).total).toBe(0);
+			const root2 = await engine.appendMessage(h, user("new root"));
+			expect((await engine.getEntry(h, root2))?.parentId).toBeNull();
+			await engine.appendLabelChange(h, a, "first");
+			const outline = await engine.getOutline(h);
+			expect(outline.map((n) => [n.id, n.childCount, n.label ?? null])).toEqual([
+				[a, 3, "first"],
+				[b, 0, null],
+				[c, 0, null],
+				[summaryId, 0, null],
+				[root2, 1, null],
+				[outline[5]?.id, 0, null],
+			]);
+			const tree = await engine.getTree(h);
+			expect(tree.map((node) => node.entry.id)).toEqual([a, root2]);
+			await engine.close(h);
+		});
+
+		test("compaction: the summary first, then from the first kept entry", async ({ engine, root }) => {
+			const { handle: h } = await engine.create({ cwd: "/p", sessionDir: root });
+			await engine.appendMessage(h, user("dropped"));
+			await engine.appendMessage(h, assistant("dropped too"));
+			const kept = await engine.appendMessage(h, user("kept"));
+			await engine.appendMessage(h, assistant("kept too"));
+			await engine.appendCompaction(h, "what came before", kept, 1234);
+			await engine.appendMessage(h, user("after"));
+			const page = await engine.getContext(h, { offset: 0, limit: 2 });
+			expect(page.total).toBe(4);
+			expect(page.messages).toEqual([
+				{
+					role: "compactionSummary",
+					summary: "what came before",
+					tokensBefore: 1234,
+					timestamp: page.messages[0]?.timestamp,
+				},
+				user("kept"),
+			]);
+			expect((await engine.getContext(h, { offset: 2 })).messages.map((m) => m.role)).toEqual(["assistant", "user"]);
+			await engine.close(h);
+		});
+
+		test("fork: createBranchedSession and forkFrom", async ({ engine, root }) => {
+			const { handle: h, path } = await engine.create({ cwd: "/p", sessionDir: `${root}/a` });
+			const a = await engine.appendMessage(h, user("a"));
+			const b = await engine.appendMessage(h, assistant("b"));
+			await engine.appendLabelChange(h, a, "keep");
+			await engine.appendMessage(h, user("not in the fork"));
+			const forkPath = await engine.createBranchedSession(h, b);
+			const forked = await lines(engine, forkPath as string);
+			expect(forked.map((l) => l.type)).toEqual(["session", "message", "message", "label"]);
+			expect([forked[0]?.parentSession, forked[3]?.targetId, forked[3]?.label]).toEqual([path, a, "keep"]);
+			await engine.close(h);
+			const copy = await engine.forkFrom(path as string, "/q", `${root}/b`);
+			expect([copy.cwd, copy.header.parentSession, copy.entryCount]).toEqual(["/q", path, 4]);
+			await engine.close(copy.handle);
+		});
+
+		for (const [file, entries] of [
+			["pi-v1-large-session.jsonl", 1018],
+			["pi-v1-before-compaction.jsonl", 1002],
+		] as const) {
+			test(`migrates the corpus file ${file} (v1 → v3) with a backup`, async ({ engine, root }) => {
+				const original = await options.corpus(file);
+				const path = `${root}/sessions/--p--/${file}`;
+				await engine.importSessionFile(path, original);
+				const progress: number[] = [];
+				const opened = await engine.open(path, {}, (done) => progress.push(done));
+				expect(progress.at(-1)).toBe(original.length);
+				expect([opened.entryCount, opened.report.diagnostics.length]).toEqual([entries, 0]);
+				expect(opened.report.migratedFrom).toEqual({ version: 1, backupPath: `${path}.v1.bak` });
+				const backup = await engine.exportSessionFile(`${path}.v1.bak`);
+				expect([backup.length, decoder.decode(backup) === decoder.decode(original)]).toEqual([original.length, true]);
+				const migrated = await lines(engine, path);
+				expect([migrated[0]?.version, migrated.length]).toEqual([3, entries + 1]);
+				const context = await engine.getContext(opened.handle, { limit: 1 });
+				if (file === "pi-v1-before-compaction.jsonl") {
+					expect(context.messages[0]?.role).toBe("compactionSummary");
+				} else {
+					// No compaction: every message entry (453 assistant, 373 toolResult, 88 user) is in the context.
+					expect(context.total).toBe(914);
+				}
+				await engine.close(opened.handle);
+				const again = await engine.open(path, { readOnly: true });
+				expect(again.report.migratedFrom === undefined).toBe(true);
+				await engine.close(again.handle);
+			});
+		}
+
+		test("list, listAll, findById, findMostRecent, continueRecent", async ({ engine, root }) => {
+			const agentSessions = `${root}/sessions`;
+			const made: string[] = [];
+			for (const [dir, text] of [
+				["--p--", "first"],
+				["--p--", "second"],
+				["--q--", "third"],
+			] as const) {
+				const { handle, path } = await engine.create({ cwd: `/${dir}`, sessionDir: `${agentSessions}/${dir}` });
+				// Listing orders by the last message's time, as pi does.
+				await engine.appendMessage(handle, { ...user(text), timestamp: Date.now() });
+				await engine.appendMessage(handle, { ...assistant("ok"), timestamp: Date.now() });
+				await engine.close(handle);
+				made.push(path as string);
+				await new Promise((resolve) => setTimeout(resolve, 20)); // distinct modification times
+			}
+			const progress: [number, number][] = [];
+			const listed = await engine.list(`${agentSessions}/--p--`, (done, total) => {
+				progress.push([done, total]);
+			});
+			expect(listed.map((info) => info.firstMessage)).toEqual(["second", "first"]);
+			expect(progress.at(-1)).toEqual([2, 2]);
+			expect(listed[0]?.modified instanceof Date).toBe(true);
+			const recent = await engine.findMostRecent(`${agentSessions}/--p--`);
+			expect(recent).toBe(made[1]);
+			const continued = await engine.continueRecent("/--p--", `${agentSessions}/--p--`);
+			expect(continued.path).toBe(made[1]);
+			await engine.close(continued.handle);
+			const aborted = new AbortController();
+			aborted.abort();
+			const cancelled = await rejection(engine.list(`${agentSessions}/--p--`, undefined, aborted.signal));
+			expect(cancelled !== "resolved" && cancelled.name).toBe("AbortError");
+		});
+
+		test("damaged files: torn last line, garbage, empty, foreign", async ({ engine, root }) => {
+			const torn = `${root}/torn.jsonl`;
+			await engine.importSessionFile(torn, encoder.encode(`${header("t")}\n${custom("aaaaaaaa", null)}\n{"type":"cus`));
+			const t = await engine.open(torn);
+			expect(t.report.repairedLastLine).toBe(true);
+			expect(t.report.diagnostics.map((d) => [d.reason, d.line])).toEqual([["torn-last-line", 3]]);
+			const after = await engine.appendCustomEntry(t.handle, "after");
+			await engine.close(t.handle);
+			const tornLines = decoder.decode(await engine.exportSessionFile(torn)).split("\n");
+			expect(JSON.parse(tornLines[3] as string).id).toBe(after);
+
+			const garbage = `${root}/garbage.jsonl`;
+			await engine.importSessionFile(
+				garbage,
+				encoder.encode(`${header("g")}\nnot json\n${custom("aaaaaaaa", null)}\n`),
+			);
+			const g = await engine.open(garbage, { readOnly: true });
+			expect([g.entryCount, g.report.diagnostics.map((d) => [d.reason, d.line])]).toEqual([1, [["invalid-json", 2]]]);
+			await engine.close(g.handle);
+
+			const empty = `${root}/empty.jsonl`;
+			await engine.importSessionFile(empty, new Uint8Array(0));
+			const e = await engine.open(empty, { cwd: "/e" });
+			expect(e.report.wroteHeader).toBe(true);
+			await engine.close(e.handle);
+			expect((await lines(engine, empty))[0]?.type).toBe("session");
+
+			const foreign = `${root}/foreign.jsonl`;
+			const diary = encoder.encode("dear diary\n");
+			await engine.importSessionFile(foreign, diary);
+			const refused = await rejection(engine.open(foreign));
+			expect(refused !== "resolved" && [refused.name, refused.message.includes(`${foreign}:1`)]).toEqual([
+				"SessionFormatError",
+				true,
+			]);
+			expect(decoder.decode(await engine.exportSessionFile(foreign))).toBe("dear diary\n");
+		});
+
+		test("one writer per file; readers may open read-only", async ({ engine, root }) => {
+			const path = `${root}/locked.jsonl`;
+			await engine.importSessionFile(path, encoder.encode(`${header("l")}\n`));
+			const writer = await engine.open(path);
+			const second = await rejection(engine.open(path));
+			expect(second !== "resolved" && second.name).toBe("SessionLockedError");
+			const reader = await engine.open(path, { readOnly: true });
+			const refused = await rejection(engine.appendMessage(reader.handle, user("no")));
+			expect(refused !== "resolved" && refused.name).toBe("SessionReadOnlyError");
+			await engine.close(reader.handle);
+			await engine.close(writer.handle);
+			const next = await engine.open(path);
+			await engine.close(next.handle);
+		});
+
+		test("pipelined appends keep their order", async ({ engine, root }) => {
+			const { handle: h, path } = await engine.create({ cwd: "/p", sessionDir: root });
+			await engine.appendMessage(h, assistant("start"));
+			const ids = await Promise.all(Array.from({ length: 300 }, (_, n) => engine.appendCustomEntry(h, "n", { n })));
+			await engine.flush(h);
+			const written = (await lines(engine, path as string)).slice(2);
+			expect(written.map((l) => l.id)).toEqual(ids);
+			expect(written.map((l) => (l.data as { n: number }).n)).toEqual(ids.map((_, n) => n));
+			await engine.close(h);
+		});
+
+		test("opening can be cancelled; in-memory sessions write nothing", async ({ engine, root }) => {
+			const aborted = new AbortController();
+			aborted.abort();
+			const path = `${root}/some.jsonl`;
+			await engine.importSessionFile(path, encoder.encode(`${header("c")}\n${custom("aaaaaaaa", null)}\n`));
+			const cancelled = await rejection(engine.open(path, {}, undefined, aborted.signal));
+			expect(cancelled !== "resolved" && cancelled.name).toBe("AbortError");
+			const unlocked = await engine.open(path); // the cancelled open released its lock
+			await engine.close(unlocked.handle);
+
+			const memory = await engine.inMemory("/m");
+			await engine.appendMessage(memory.handle, user("x"));
+			await engine.appendMessage(memory.handle, assistant("y"));
+			expect([memory.path === undefined, (await engine.summary(memory.handle)).entryCount]).toEqual([true, 2]);
+			await engine.close(memory.handle);
+			expect(await engine.openHandles()).toEqual([]);
+		});
+	});
+}
