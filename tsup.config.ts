@@ -7,6 +7,8 @@ export const entries: Record<string, string> = {
 	zenfs: "adapters/zenfs.ts",
 	"pi-compat": "adapters/pi-compat.ts",
 	testing: "src/testing.ts",
+	worker: "adapters/worker.ts",
+	"worker-entry": "adapters/worker-entry.ts",
 };
 
 const config: Options = defineConfig({

@@ -15,6 +15,7 @@ import * as Comlink from "comlink";
 import { Engine } from "../src/engine.ts";
 import type { Durability } from "../src/session.ts";
 import type { Storage } from "../src/storage.ts";
+import { createMemoryStorage } from "./zenfs.ts";
 
 /** Which storage the worker's engine uses; it is created inside the worker. */
 export interface WorkerEngineConfig {
@@ -92,10 +93,10 @@ const isNode =
 
 async function createStorage(config: WorkerEngineConfig): Promise<{ storage: Storage; agentDir: string }> {
 	if (config.storage === "node") {
+		// Loaded only where it is asked for: browsers have no node:fs.
 		const node = await import("./node.ts");
 		return { storage: node.createNodeStorage(), agentDir: config.agentDir ?? node.agentDir() };
 	}
-	const { createMemoryStorage } = await import("./zenfs.ts");
 	return { storage: await createMemoryStorage(), agentDir: config.agentDir ?? "/pi/agent" };
 }
 

@@ -111,7 +111,11 @@ function trackProgress(onProgress: ProgressCallback | undefined): {
 } {
 	let last: unknown;
 	return {
-		callback: onProgress && ((done, total) => void (last = onProgress(done, total))),
+		callback:
+			onProgress &&
+			((done, total) => {
+				last = onProgress(done, total);
+			}),
 		async after<T>(work: Promise<T>): Promise<T> {
 			const result = await work;
 			await last;

@@ -36,6 +36,22 @@ describe("export maps", () => {
 		const built = await import("../dist/index.js");
 		expect(typeof built.SessionTree).toBe("function");
 		expect(typeof built.buildSessionContext).toBe("function");
-		expect(readFileSync(new URL("../dist/index.d.ts", import.meta.url), "utf8")).toContain("declare class SessionTree");
+		// Declarations may be split into shared chunks; the entry must export the names.
+		const declarations = readFileSync(new URL("../dist/index.d.ts", import.meta.url), "utf8");
+		for (const name of ["SessionTree", "Engine", "buildSessionContext", "Storage"]) {
+			expect(declarations).toMatch(new RegExp(`\\b${name}\\b`));
+		}
+	});
+
+	it("the built worker starts from dist/ and serves the engine", async () => {
+		const { startEngineWorker } = await import("../dist/worker.js");
+		const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+		try {
+			const { handle } = await engine.create({ cwd: "/p" });
+			await engine.appendMessage(handle, { role: "user", content: "built", timestamp: 1 });
+			expect((await engine.getContext(handle)).messages).toEqual([{ role: "user", content: "built", timestamp: 1 }]);
+		} finally {
+			await terminate();
+		}
 	});
 });

@@ -1,0 +1,5 @@
+/** The engine conformance suite on Bun (`bun test`): in-process and through Bun workers. */
+import { afterAll, describe, expect, it } from "bun:test";
+import { runEngineConformance } from "../conformance/fixtures.ts";
+
+runEngineConformance({ describe, it, expect }, afterAll);
