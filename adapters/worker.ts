@@ -12,7 +12,7 @@
  * @module
  */
 import * as Comlink from "comlink";
-import { Engine } from "../src/engine.ts";
+import { BATCHABLE_METHODS, Engine } from "../src/engine.ts";
 import type { Durability } from "../src/session.ts";
 import type { Storage } from "../src/storage.ts";
 import { createMemoryStorage } from "./zenfs.ts";
@@ -127,6 +127,52 @@ export interface EngineWorker {
 	terminate(): Promise<void>;
 }
 
+const engineMethods = new Set(Object.getOwnPropertyNames(Engine.prototype));
+
+/**
+ * The remote engine, with appends and branch moves issued in the same tick sent as one message
+ * (`runBatch`): one round trip and one write for a burst, instead of one each. Any other call first sends
+ * the pending batch, so calls reach the engine in the order they were made.
+ */
+function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
+	type Pending = { method: string; args: unknown[]; resolve(value: unknown): void; reject(error: unknown): void };
+	let pending: Pending[] = [];
+	const send = () => {
+		if (pending.length === 0) return;
+		const batch = pending;
+		pending = [];
+		remote.runBatch(batch.map(({ method, args }) => ({ method, args }))).then(
+			(results) => {
+				results.forEach((result, index) => {
+					const call = batch[index] as Pending;
+					if (result.ok) call.resolve(result.value);
+					else call.reject(Object.assign(new Error(result.error.message), { name: result.error.name }));
+				});
+			},
+			(error: unknown) => {
+				for (const call of batch) call.reject(error);
+			},
+		);
+	};
+	return new Proxy(remote, {
+		get(target, property, receiver) {
+			if (typeof property !== "string" || !engineMethods.has(property)) return Reflect.get(target, property, receiver);
+			if (BATCHABLE_METHODS.includes(property)) {
+				return (...args: unknown[]) =>
+					new Promise((resolve, reject) => {
+						if (pending.length === 0) queueMicrotask(send);
+						pending.push({ method: property, args, resolve, reject });
+					});
+			}
+			const method = Reflect.get(target, property, receiver) as (...args: unknown[]) => unknown;
+			return (...args: unknown[]) => {
+				send();
+				return method(...args);
+			};
+		},
+	});
+}
+
 /** Where the worker entry module is, next to this module (source `.ts` or built `.js`). */
 export function workerEntryUrl(): URL {
 	return new URL(import.meta.url.endsWith(".ts") ? "./worker-entry.ts" : "./worker-entry.js", import.meta.url);
@@ -171,14 +217,15 @@ export async function startEngineWorker(config: WorkerEngineConfig & { worker?: 
 		end = () => worker.terminate();
 	}
 	const factory = Comlink.wrap<EngineFactory>(endpoint);
-	const engine = (await factory.createEngine(engineConfig)) as unknown as Comlink.Remote<Engine>;
+	const remote = (await factory.createEngine(engineConfig)) as unknown as Comlink.Remote<Engine>;
+	const engine = batching(remote);
 	return {
 		engine,
 		async terminate() {
 			try {
 				await engine.closeAll();
 			} finally {
-				engine[Comlink.releaseProxy]();
+				remote[Comlink.releaseProxy]();
 				factory[Comlink.releaseProxy]();
 				await end();
 			}

@@ -98,6 +98,30 @@ export interface OpenSessionOptions {
 	durability?: Durability;
 }
 
+/** Engine methods that change a session and can travel in one batch (`runBatch`), in order. */
+export const BATCHABLE_METHODS: readonly string[] = [
+	"appendMessage",
+	"appendThinkingLevelChange",
+	"appendModelChange",
+	"appendCompaction",
+	"appendCustomEntry",
+	"appendCustomMessageEntry",
+	"appendLabelChange",
+	"appendSessionInfo",
+	"branchWithSummary",
+	"branch",
+	"resetLeaf",
+];
+
+/** One call of a batch: a batchable method's name and its arguments. */
+export interface BatchCall {
+	method: string;
+	args: unknown[];
+}
+
+/** The outcome of one call of a batch. */
+export type BatchResult = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string } };
+
 /** Progress of long work: `(done, total)` in bytes (opening) or files (listing). */
 export type ProgressCallback = (done: number, total: number) => void;
 
@@ -354,6 +378,29 @@ export class Engine {
 	/** Continue in a new file holding the root → `leafId` path (pi's `createBranchedSession`). */
 	async createBranchedSession(handle: SessionHandle, leafId: string): Promise<string | undefined> {
 		return this.#session(handle).createBranchedSession(leafId);
+	}
+
+	/**
+	 * Run many batchable calls (appends, branch moves) in order, as if issued back to back, and report each
+	 * outcome. The worker client sends calls issued in the same tick this way: one message, one write.
+	 */
+	async runBatch(calls: BatchCall[]): Promise<BatchResult[]> {
+		const outcomes = calls.map((call) => {
+			if (!BATCHABLE_METHODS.includes(call.method)) {
+				return Promise.reject(new TypeError(`${call.method} cannot be batched`));
+			}
+			try {
+				// Each call changes the tree before it returns its promise, so the order is the calls' order.
+				return (this[call.method as keyof Engine] as (...args: unknown[]) => Promise<unknown>)(...call.args);
+			} catch (error) {
+				return Promise.reject(error);
+			}
+		});
+		return (await Promise.allSettled(outcomes)).map((outcome) =>
+			outcome.status === "fulfilled"
+				? { ok: true, value: outcome.value }
+				: { ok: false, error: { name: (outcome.reason as Error).name, message: (outcome.reason as Error).message } },
+		);
 	}
 
 	/** Resolves when every append issued so far is written. */

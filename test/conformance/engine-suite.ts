@@ -350,6 +350,21 @@ export function engineConformance(
 			await engine.close(h);
 		});
 
+		test("calls issued without awaiting run in the order they were made", async ({ engine, root }) => {
+			const { handle: h } = await engine.create({ cwd: "/p", sessionDir: root });
+			const first = engine.appendMessage(h, user("one"));
+			const second = engine.appendMessage(h, assistant("two"));
+			const context = engine.getContext(h); // not batchable: must still see both appends
+			const refused = engine.appendLabelChange(h, "no-such-entry", "x");
+			const third = engine.appendMessage(h, user("three"));
+			expect((await context).messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+			const failure = await rejection(refused);
+			expect(failure !== "resolved" && failure.name).toBe("EntryNotFoundError");
+			const ids = [await first, await second, await third];
+			expect((await engine.getBranch(h)).map((e: SessionEntry) => e.id)).toEqual(ids);
+			await engine.close(h);
+		});
+
 		test("opening can be cancelled; in-memory sessions write nothing", async ({ engine, root }) => {
 			const aborted = new AbortController();
 			aborted.abort();
