@@ -80,6 +80,18 @@ export interface ResolvedLabel {
 	timestamp: string;
 }
 
+let lastMillis = Number.NaN;
+let lastIso = "";
+/** The current time as an ISO string; formatted once per millisecond, since appends come in bursts. */
+function isoNow(): string {
+	const millis = Date.now();
+	if (millis !== lastMillis) {
+		lastMillis = millis;
+		lastIso = new Date(millis).toISOString();
+	}
+	return lastIso;
+}
+
 /** Session names are one-line titles: surrounding space trimmed, line breaks flattened, empty means none. */
 export function normalizeSessionName(name: string | undefined): string | undefined {
 	return name?.replace(/\s*[\r\n]+\s*/g, " ").trim() || undefined;
@@ -102,29 +114,29 @@ export class SessionTree {
 	readonly #diagnostics: Diagnostic[] = [];
 	/** Diagnostics of entries whose parent was not (yet) seen, by that parent id. */
 	readonly #waitingForParent = new Map<string, Diagnostic[]>();
-	readonly #now: () => Date;
+	readonly #timestamp: () => string;
 	readonly #onAppend: ((entry: SessionEntry) => void) | undefined;
 	#leaf: Node | null = null;
 	#name: string | undefined;
 
 	constructor(header: SessionHeader, options: SessionTreeOptions = {}) {
 		this.#header = header;
-		this.#now = options.now ?? (() => new Date());
+		const now = options.now;
+		this.#timestamp = now ? () => now().toISOString() : isoNow;
 		this.#onAppend = options.onAppend;
 	}
 
 	/** A new, empty v3 session. */
 	static create(options: NewSessionOptions & SessionTreeOptions): SessionTree {
-		const now = options.now ?? (() => new Date());
 		const header: SessionHeader = {
 			type: "session",
 			version: CURRENT_SESSION_VERSION,
 			id: options.id ?? createSessionId(),
-			timestamp: now().toISOString(),
+			timestamp: (options.now?.() ?? new Date()).toISOString(),
 			cwd: options.cwd,
 			parentSession: options.parentSession,
 		};
-		return new SessionTree(header, { ...options, now });
+		return new SessionTree(header, options);
 	}
 
 	/**
@@ -442,7 +454,7 @@ export class SessionTree {
 		return {
 			id: createEntryId(this.#nodes),
 			parentId: this.#leaf?.entry.id ?? null,
-			timestamp: this.#now().toISOString(),
+			timestamp: this.#timestamp(),
 		};
 	}
 
