@@ -4,37 +4,19 @@
  * Absolute times on shared machines are noise; the ratios are the result. Run: `npm run bench`.
  * @module
  */
-import { spawnSync } from "node:child_process";
 import {
 	type SessionEntry as PiSessionEntry,
 	buildSessionContext as piBuildSessionContext,
 } from "@mariozechner/pi-coding-agent";
 import { buildSessionContext, type SessionContext, type SessionEntry, SessionTree } from "../src/index.ts";
 import { generateLinearSession } from "./generate.ts";
+import { relaunchWithGc } from "./worker-support.ts";
 
 const WARMUP = 3;
 const SAMPLES = 11;
 /** Pause after each gc(): V8 sweeps concurrently, and on a small machine that work would land in the sample. */
 const SETTLE_MS = 100;
 const settle = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * Re-run this script in a child with `--expose-gc`: collecting between samples keeps one case's garbage
- * (the floor leaves hundreds of MB) out of the next case's time. Returns true in the parent.
- */
-function relaunchWithGc(): boolean {
-	if (typeof globalThis.gc === "function" || process.env.BENCH_RELAUNCHED) return false;
-	const { status } = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
-		stdio: "inherit",
-		env: {
-			...process.env,
-			BENCH_RELAUNCHED: "1",
-			NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --expose-gc`.trim(),
-		},
-	});
-	process.exitCode = status ?? 1;
-	return true;
-}
 
 interface Case {
 	name: string;

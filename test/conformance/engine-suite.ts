@@ -6,6 +6,7 @@
 import type { Remote } from "comlink";
 import type { AgentMessage, AssistantMessage, Engine, SessionEntry } from "../../src/index.ts";
 import type { TestApi } from "../../src/testing.ts";
+import { assistantMessage, userMessage } from "../support/messages.ts";
 
 /** An engine, in-process or remote: the same type either way. */
 export type AnyEngine = Remote<Engine>;
@@ -26,24 +27,8 @@ export interface SuiteOptions {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
-const assistant = (text: string, model = "claude"): AssistantMessage => ({
-	role: "assistant",
-	content: [{ type: "text", text }],
-	api: "anthropic-messages",
-	provider: "anthropic",
-	model,
-	usage: {
-		input: 1,
-		output: 1,
-		cacheRead: 0,
-		cacheWrite: 0,
-		totalTokens: 2,
-		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-	},
-	stopReason: "stop",
-	timestamp: 2,
-});
+const user = (content: string): AgentMessage => userMessage(content, 1);
+const assistant = (text: string): AssistantMessage => assistantMessage(text, { timestamp: 2 });
 const header = (id: string) =>
 	`{"type":"session","version":3,"id":"${id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}`;
 const custom = (id: string, parentId: string | null) =>

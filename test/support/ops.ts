@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import type { AgentMessage, ImageContent, TextContent } from "../../src/index.ts";
+import { smallUsage } from "./messages.ts";
 
 export type Op =
 	| {
@@ -122,15 +123,6 @@ export const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
 
 export const opsArbitrary: fc.Arbitrary<Op[]> = fc.array(opArbitrary, { minLength: 1, maxLength: 60 });
 
-const usage = {
-	input: 1,
-	output: 1,
-	cacheRead: 0,
-	cacheWrite: 0,
-	totalTokens: 2,
-	cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
-
 /** A message of the given role; `timestamp` is the op's index so both sides get equal messages. */
 export function messageFor(op: Extract<Op, { kind: "message" }>, timestamp: number): AgentMessage {
 	const content = op.nullContent ? null : [{ type: "text" as const, text: op.text }];
@@ -144,7 +136,7 @@ export function messageFor(op: Extract<Op, { kind: "message" }>, timestamp: numb
 				api: "messages",
 				provider: "anthropic",
 				model: `m-${op.text.length % 3}`,
-				usage,
+				usage: smallUsage,
 				stopReason: "stop",
 				timestamp,
 			} as AgentMessage;
