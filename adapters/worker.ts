@@ -128,6 +128,8 @@ export interface EngineWorker {
 }
 
 const engineMethods = new Set(Object.getOwnPropertyNames(Engine.prototype));
+/** Calls per `runBatch` message at most. */
+const BATCH_SIZE = 500;
 
 /**
  * The remote engine, with appends and branch moves issued in the same tick sent as one message
@@ -162,6 +164,8 @@ function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
 					new Promise((resolve, reject) => {
 						if (pending.length === 0) queueMicrotask(send);
 						pending.push({ method: property, args, resolve, reject });
+						// A long burst goes out in parts, so the worker starts on one while the next is copied.
+						if (pending.length >= BATCH_SIZE) send();
 					});
 			}
 			const method = Reflect.get(target, property, receiver) as (...args: unknown[]) => unknown;

@@ -122,6 +122,12 @@ export interface BatchCall {
 /** The outcome of one call of a batch. */
 export type BatchResult = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string } };
 
+function errorData(error: unknown): { name: string; message: string } {
+	return error instanceof Error
+		? { name: error.name, message: error.message }
+		: { name: "Error", message: String(error) };
+}
+
 /** Progress of long work: `(done, total)` in bytes (opening) or files (listing). */
 export type ProgressCallback = (done: number, total: number) => void;
 
@@ -385,22 +391,41 @@ export class Engine {
 	 * outcome. The worker client sends calls issued in the same tick this way: one message, one write.
 	 */
 	async runBatch(calls: BatchCall[]): Promise<BatchResult[]> {
-		const outcomes = calls.map((call) => {
-			if (!BATCHABLE_METHODS.includes(call.method)) {
-				return Promise.reject(new TypeError(`${call.method} cannot be batched`));
-			}
+		const results: BatchResult[] = [];
+		// Calls whose change waits for a given write; a burst shares a few writes.
+		const waiting = new Map<Promise<void>, number[]>();
+		calls.forEach((call, index) => {
 			try {
-				// Each call changes the tree before it returns its promise, so the order is the calls' order.
-				return (this[call.method as keyof Engine] as (...args: unknown[]) => Promise<unknown>)(...call.args);
+				const { value, written } = this.#applyChange(call);
+				results.push({ ok: true, value });
+				const indices = written && waiting.get(written);
+				if (indices) indices.push(index);
+				else if (written) waiting.set(written, [index]);
 			} catch (error) {
-				return Promise.reject(error);
+				results.push({ ok: false, error: errorData(error) });
 			}
 		});
-		return (await Promise.allSettled(outcomes)).map((outcome) =>
-			outcome.status === "fulfilled"
-				? { ok: true, value: outcome.value }
-				: { ok: false, error: { name: (outcome.reason as Error).name, message: (outcome.reason as Error).message } },
+		for (const [written, indices] of waiting) {
+			try {
+				await written;
+			} catch (error) {
+				for (const index of indices) results[index] = { ok: false, error: errorData(error) };
+			}
+		}
+		return results;
+	}
+
+	/** One batchable call, applied now; `written` (if any) resolves when it is on storage. */
+	#applyChange({ method, args }: BatchCall): { value: unknown; written?: Promise<void> } {
+		const [handle, ...rest] = args as [SessionHandle, ...unknown[]];
+		const session = this.#session(handle);
+		if (method === "branch") return { value: session.branch(rest[0] as string) };
+		if (method === "resetLeaf") return { value: session.resetLeaf() };
+		if (!BATCHABLE_METHODS.includes(method)) throw new TypeError(`${method} cannot be batched`);
+		const { id, written } = session.change((tree) =>
+			(tree[method as keyof SessionTree] as (...a: unknown[]) => string).apply(tree, rest),
 		);
+		return { value: id, written };
 	}
 
 	/** Resolves when every append issued so far is written. */

@@ -481,14 +481,24 @@ export class Session {
 	}
 
 	#append(add: (tree: SessionTree) => string): Promise<string> {
-		if (this.#failure) return Promise.reject(this.#failure);
 		try {
-			this.#core.assertWritable();
-			const id = add(this.#core.tree);
-			return this.#schedule().then(() => id);
+			const { id, written } = this.change(add);
+			return written.then(() => id);
 		} catch (error) {
 			return Promise.reject(error);
 		}
+	}
+
+	/**
+	 * Apply one append now (it is in the tree when this returns) and say when it is written: `written` is
+	 * shared by every append of the same write, so a burst of changes need not make a promise each.
+	 * Throws (synchronously) when the append is refused.
+	 */
+	change(add: (tree: SessionTree) => string): { id: string; written: Promise<void> } {
+		if (this.#failure) throw this.#failure;
+		this.#core.assertWritable();
+		const id = add(this.#core.tree);
+		return { id, written: this.#schedule() };
 	}
 
 	/**
