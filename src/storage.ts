@@ -114,7 +114,14 @@ type AnyOperation = (...args: unknown[]) => unknown;
  */
 export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 	let step = task.next();
+	let sliceStart = Date.now();
 	while (!step.done) {
+		// A storage that answers without real I/O (in memory) never lets the event loop run: give it a turn
+		// now and then, so that messages (an abort, a progress reply) and timers get through.
+		if (Date.now() - sliceStart > SLICE_MS) {
+			await nextMacrotask();
+			sliceStart = Date.now();
+		}
 		const { op, args } = step.value;
 		let result: unknown;
 		try {
@@ -126,6 +133,14 @@ export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 		step = task.next(result);
 	}
 	return step.value;
+}
+
+/** Longest stretch of work `runTask` does without letting the event loop run. */
+const SLICE_MS = 10;
+
+/** Resolve after the event loop has handled pending messages and timers. */
+function nextMacrotask(): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** Run a task against a synchronous storage (see `runTask`). */

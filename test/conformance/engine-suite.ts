@@ -350,6 +350,38 @@ export function engineConformance(
 			await engine.close(h);
 		});
 
+		test("opening a large file reports progress and can be cancelled midway", async ({ engine, root }) => {
+			const path = `${root}/large.jsonl`;
+			const pad = "x".repeat(1000);
+			const body = Array.from({ length: 16_000 }, (_, n) =>
+				custom(n.toString(16).padStart(8, "0"), n === 0 ? null : (n - 1).toString(16).padStart(8, "0")).replace(
+					'"customType":"x"',
+					`"customType":"x","pad":"${pad}"`,
+				),
+			);
+			await engine.importSessionFile(path, encoder.encode(`${header("big")}\n${body.join("\n")}\n`));
+			const controller = new AbortController();
+			const seen: number[] = [];
+			const cancelled = await rejection(
+				engine.open(
+					path,
+					{},
+					(done) => {
+						seen.push(done);
+						controller.abort();
+					},
+					controller.signal,
+				),
+			);
+			expect(cancelled !== "resolved" && cancelled.name).toBe("AbortError");
+			expect(seen.length > 0 && seen.length < 16).toBe(true); // stopped well before the 17 MB were read
+			const opened = await engine.open(path, { readOnly: true });
+			expect(opened.entryCount).toBe(16_000);
+			await engine.close(opened.handle);
+			const writer = await engine.open(path); // the cancelled open released its lock
+			await engine.close(writer.handle);
+		});
+
 		test("opening can be cancelled; in-memory sessions write nothing", async ({ engine, root }) => {
 			const aborted = new AbortController();
 			aborted.abort();
