@@ -698,44 +698,42 @@ export function testStorage(name: string, factory: StorageFactory, t: TestApi, o
 		if (!options.sync) return;
 		describe("through runTaskSync on the sync storage", () => {
 			cases("sync");
-			it("the async and the sync storage see the same files", async () => {
-				const fixture = await factory();
-				try {
-					const sync = fixture.syncStorage;
-					expect(sync === undefined).toBe(false);
-					if (!sync) return;
-					const root = fixture.root.replace(/\/+$/, "");
-					await fixture.storage.mkdir(root);
-					await fixture.storage.append(`${root}/a`, bytes("from async"), false);
-					runTaskSync(io("createExclusive", `${root}/b`, [bytes("from sync")], false), sync);
-					expect(text(runTaskSync(io("readRange", `${root}/a`, 0, 100), sync))).toBe("from async");
-					expect(text(await fixture.storage.readRange(`${root}/b`, 0, 100))).toBe("from sync");
-					expect(byName(runTaskSync(io("list", root), sync))).toEqual(byName(await fixture.storage.list(root)));
-				} finally {
-					await fixture.cleanup?.();
-				}
+			/** A test given the fixture's sync storage and its root, created. */
+			const withSync = (
+				title: string,
+				body: (fixture: StorageFixture, sync: SyncStorage, root: string) => Promise<void>,
+			) =>
+				it(title, async () => {
+					const fixture = await factory();
+					try {
+						const sync = fixture.syncStorage;
+						expect(sync === undefined).toBe(false);
+						if (!sync) return;
+						const root = fixture.root.replace(/\/+$/, "");
+						await fixture.storage.mkdir(root);
+						await body(fixture, sync, root);
+					} finally {
+						await fixture.cleanup?.();
+					}
+				});
+			withSync("the async and the sync storage see the same files", async (fixture, sync, root) => {
+				await fixture.storage.append(`${root}/a`, bytes("from async"), false);
+				runTaskSync(io("createExclusive", `${root}/b`, [bytes("from sync")], false), sync);
+				expect(text(runTaskSync(io("readRange", `${root}/a`, 0, 100), sync))).toBe("from async");
+				expect(text(await fixture.storage.readRange(`${root}/b`, 0, 100))).toBe("from sync");
+				expect(byName(runTaskSync(io("list", root), sync))).toEqual(byName(await fixture.storage.list(root)));
 			});
-			it("a lock taken through one driver is refused through the other", async () => {
-				const fixture = await factory();
-				try {
-					const sync = fixture.syncStorage;
-					expect(sync === undefined).toBe(false);
-					if (!sync) return;
-					const root = fixture.root.replace(/\/+$/, "");
-					await fixture.storage.mkdir(root);
-					const path = `${root}/s.jsonl`;
-					const held = await runTask(acquireLock(path), fixture.storage);
-					const refusedSync = await rejection(Promise.resolve().then(() => runTaskSync(acquireLock(path), sync)));
-					expect(refusedSync instanceof SessionLockedError && refusedSync.owner?.token).toBe(held.owner.token);
-					await runTask(releaseLock(held), fixture.storage);
-					const heldSync = runTaskSync(acquireLock(path), sync);
-					const refused = await rejection(runTask(acquireLock(path), fixture.storage));
-					expect(refused instanceof SessionLockedError && refused.owner?.token).toBe(heldSync.owner.token);
-					runTaskSync(releaseLock(heldSync), sync);
-					expect(await fixture.storage.stat(lockPathOf(path))).toBeNull();
-				} finally {
-					await fixture.cleanup?.();
-				}
+			withSync("a lock taken through one driver is refused through the other", async (fixture, sync, root) => {
+				const path = `${root}/s.jsonl`;
+				const held = await runTask(acquireLock(path), fixture.storage);
+				const refusedSync = await rejection(Promise.resolve().then(() => runTaskSync(acquireLock(path), sync)));
+				expect(refusedSync instanceof SessionLockedError && refusedSync.owner?.token).toBe(held.owner.token);
+				await runTask(releaseLock(held), fixture.storage);
+				const heldSync = runTaskSync(acquireLock(path), sync);
+				const refused = await rejection(runTask(acquireLock(path), fixture.storage));
+				expect(refused instanceof SessionLockedError && refused.owner?.token).toBe(heldSync.owner.token);
+				runTaskSync(releaseLock(heldSync), sync);
+				expect(await fixture.storage.stat(lockPathOf(path))).toBeNull();
 			});
 		});
 	});

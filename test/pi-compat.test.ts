@@ -1005,32 +1005,21 @@ describe("facade specifics", () => {
 		const ourProgress: [number, number][] = [];
 		const expected = await pi.SessionManager.list("/project", dir, (loaded, total) => piProgress.push([loaded, total]));
 		const actual = await SessionManager.list("/project", dir, (loaded, total) => ourProgress.push([loaded, total]));
+		// pi's SessionInfo fields, compared one by one (ours may carry more).
+		const keys = [
+			"path",
+			"id",
+			"cwd",
+			"name",
+			"parentSessionPath",
+			"created",
+			"modified",
+			"messageCount",
+			"firstMessage",
+			"allMessagesText",
+		] as const;
 		const fields = (infos: typeof actual) =>
-			infos.map(
-				({
-					path,
-					id,
-					cwd,
-					name,
-					parentSessionPath,
-					created,
-					modified,
-					messageCount,
-					firstMessage,
-					allMessagesText,
-				}) => ({
-					path,
-					id,
-					cwd,
-					name,
-					parentSessionPath,
-					created,
-					modified,
-					messageCount,
-					firstMessage,
-					allMessagesText,
-				}),
-			);
+			infos.map((info) => Object.fromEntries(keys.map((key) => [key, info[key]])));
 		expect(fields(actual)).toEqual(fields(expected as typeof actual));
 		expect(actual).toHaveLength(7); // the empty and the garbage file are no sessions
 		expect(actual.map((info) => info.name)).toContain("Spaced");
