@@ -139,9 +139,8 @@ export function sessionInfoOf(path: string, records: readonly FileEntry[], mtime
 export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<SessionInfo | null> {
 	try {
 		const read = yield* readSessionFile(path, { signal });
-		const stat = yield* io("stat", path);
-		if (!read || "empty" in read || !stat) return null;
-		return sessionInfoOf(path, read.records, stat.mtimeMs);
+		if (!read || "empty" in read) return null;
+		return sessionInfoOf(path, read.records, read.mtimeMs);
 	} catch (error) {
 		if (signal?.aborted) throw error;
 		return null;

@@ -24,6 +24,8 @@ export interface ReadOptions {
 export interface ReadSession {
 	path: string;
 	size: number;
+	/** Modification time when reading began. */
+	mtimeMs: number;
 	/** Header first, then entries, in file order, migrated to the current version. */
 	records: FileEntry[];
 	/** Location of each record in `records`. */
@@ -108,6 +110,7 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	return {
 		path,
 		size: offset,
+		mtimeMs: stat.mtimeMs,
 		records: migration.entries,
 		locations,
 		skippedLines,

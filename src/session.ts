@@ -16,7 +16,7 @@
 import type { SessionEntry, SessionHeader } from "./entries.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { encodeEntry } from "./jsonl.ts";
-import { type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
+import { READ_CHUNK_BYTES, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
 import { acquireLock, releaseLock, type WriterLock } from "./lock.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
 import { io, isStorageError, runTask, type Storage, type Task } from "./storage.ts";
@@ -309,11 +309,11 @@ function* backUp(path: string, read: ReadSession): Task<string> {
 			if (isStorageError(error, "exists") && attempt < 1000) continue;
 			throw error;
 		}
-		for (let offset = 0; offset < read.size; offset += 1 << 20) {
+		for (let offset = 0; offset < read.size; offset += READ_CHUNK_BYTES) {
 			yield* io(
 				"append",
 				backupPath,
-				yield* io("readRange", path, offset, Math.min(read.size, offset + (1 << 20))),
+				yield* io("readRange", path, offset, Math.min(read.size, offset + READ_CHUNK_BYTES)),
 				false,
 			);
 		}

@@ -275,8 +275,8 @@ interface View {
 
 const idsOf = (entries: { id: string }[]): string[] => entries.map((entry) => entry.id);
 
-function piView(manager: PiSessionManager): View {
-	const entries = manager.getEntries() as unknown as SessionEntry[];
+/** A view through pi's SessionManager API, which pi's manager and our facade both have. */
+function managerView(manager: ManagerApi, context: View["context"]): View {
 	return {
 		meta: {
 			cwd: manager.getCwd(),
@@ -285,17 +285,40 @@ function piView(manager: PiSessionManager): View {
 			sessionDir: manager.getSessionDir(),
 		},
 		header: manager.getHeader(),
-		entries,
+		entries: manager.getEntries(),
 		leafId: manager.getLeafId(),
-		leafContext: manager.buildSessionContext() as unknown as SessionContext,
-		tree: manager.getTree() as unknown as SessionTreeNode[],
+		leafContext: manager.buildSessionContext(),
+		tree: manager.getTree(),
 		name: manager.getSessionName(),
 		label: (id) => manager.getLabel(id),
 		branch: (id) => idsOf(manager.getBranch(id)),
 		children: (id) => idsOf(manager.getChildren(id)),
-		// pi's exported function, as the brief of this suite asks.
-		context: (leafId) => pi.buildSessionContext(entries, leafId),
+		context,
 	};
+}
+
+type ManagerApi = Pick<
+	SessionManager,
+	| "getCwd"
+	| "getSessionId"
+	| "getSessionFile"
+	| "getSessionDir"
+	| "getHeader"
+	| "getEntries"
+	| "getLeafId"
+	| "buildSessionContext"
+	| "getTree"
+	| "getSessionName"
+	| "getLabel"
+	| "getBranch"
+	| "getChildren"
+>;
+
+function piView(manager: PiSessionManager): View {
+	const api = manager as unknown as ManagerApi;
+	const entries = api.getEntries();
+	// pi's exported function, as the brief of this suite asks.
+	return managerView(api, (leafId) => pi.buildSessionContext(entries, leafId));
 }
 
 function sessionView(session: Session): View {
@@ -317,28 +340,11 @@ function sessionView(session: Session): View {
 
 /** The facade through pi's API only; `context` moves its leaf (call it after everything else is read). */
 function facadeView(manager: SessionManager): View {
-	return {
-		meta: {
-			cwd: manager.getCwd(),
-			sessionId: manager.getSessionId(),
-			file: manager.getSessionFile(),
-			sessionDir: manager.getSessionDir(),
-		},
-		header: manager.getHeader(),
-		entries: manager.getEntries(),
-		leafId: manager.getLeafId(),
-		leafContext: manager.buildSessionContext(),
-		tree: manager.getTree(),
-		name: manager.getSessionName(),
-		label: (id) => manager.getLabel(id),
-		branch: (id) => idsOf(manager.getBranch(id)),
-		children: (id) => idsOf(manager.getChildren(id)),
-		context: (leafId) => {
-			if (leafId === null) manager.resetLeaf();
-			else manager.branch(leafId);
-			return manager.buildSessionContext();
-		},
-	};
+	return managerView(manager, (leafId) => {
+		if (leafId === null) manager.resetLeaf();
+		else manager.branch(leafId);
+		return manager.buildSessionContext();
+	});
 }
 
 function expectSameView(actual: View, expected: View): void {
