@@ -86,8 +86,3 @@ export function dirname(path: string): string {
 	const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
 	return cut <= 0 ? (cut === 0 ? "/" : ".") : path.slice(0, cut);
 }
-
-/** The last part of a path. */
-export function basename(path: string): string {
-	return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
-}

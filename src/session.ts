@@ -214,11 +214,6 @@ export class SessionCore {
 		return new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists: true, report });
 	}
 
-	/** Whether the session's file exists on storage with all persisted entries. */
-	get fileExists(): boolean {
-		return this.#fileExists;
-	}
-
 	/** Throws unless appends are allowed. */
 	assertWritable(): void {
 		if (this.readOnly) throw new SessionReadOnlyError(`${this.path} was opened read-only`);
