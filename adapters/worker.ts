@@ -12,7 +12,7 @@
  * @module
  */
 import * as Comlink from "comlink";
-import { BATCHABLE_METHODS, Engine } from "../src/engine.ts";
+import { BATCHABLE_METHODS, type BatchCall, Engine } from "../src/engine.ts";
 import type { Durability } from "../src/session.ts";
 import type { Storage } from "../src/storage.ts";
 import { createMemoryStorage } from "./zenfs.ts";
@@ -137,16 +137,16 @@ const BATCH_SIZE = 500;
  * the pending batch, so calls reach the engine in the order they were made.
  */
 function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
-	type Pending = { method: string; args: unknown[]; resolve(value: unknown): void; reject(error: unknown): void };
-	let pending: Pending[] = [];
+	type Settle = { resolve(value: unknown): void; reject(error: unknown): void };
+	let calls: BatchCall[] = [];
+	let settlers: Settle[] = [];
 	const send = () => {
-		if (pending.length === 0) return;
-		const batch = pending;
-		pending = [];
-		remote.runBatch(batch.map(({ method, args }) => ({ method, args }))).then(
+		if (calls.length === 0) return;
+		const batch = settlers;
+		remote.runBatch(calls).then(
 			(results) => {
 				results.forEach((result, index) => {
-					const call = batch[index] as Pending;
+					const call = batch[index] as Settle;
 					if (result.ok) call.resolve(result.value);
 					else call.reject(Object.assign(new Error(result.error.message), { name: result.error.name }));
 				});
@@ -155,24 +155,38 @@ function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
 				for (const call of batch) call.reject(error);
 			},
 		);
+		calls = [];
+		settlers = [];
 	};
+	const batched = (method: string) => {
+		return (...args: unknown[]) =>
+			new Promise((resolve, reject) => {
+				if (calls.length === 0) queueMicrotask(send);
+				calls.push({ method, args });
+				settlers.push({ resolve, reject });
+				// A long burst goes out in parts, so the worker starts on one while the next is copied.
+				if (calls.length >= BATCH_SIZE) send();
+			});
+	};
+	const direct = (method: (...args: unknown[]) => unknown) => {
+		return (...args: unknown[]) => {
+			send();
+			return method(...args);
+		};
+	};
+	// One wrapper per method, made on first use.
+	const wrappers = new Map<string, (...args: unknown[]) => unknown>();
 	return new Proxy(remote, {
 		get(target, property, receiver) {
 			if (typeof property !== "string" || !engineMethods.has(property)) return Reflect.get(target, property, receiver);
-			if (BATCHABLE_METHODS.includes(property)) {
-				return (...args: unknown[]) =>
-					new Promise((resolve, reject) => {
-						if (pending.length === 0) queueMicrotask(send);
-						pending.push({ method: property, args, resolve, reject });
-						// A long burst goes out in parts, so the worker starts on one while the next is copied.
-						if (pending.length >= BATCH_SIZE) send();
-					});
+			let wrapper = wrappers.get(property);
+			if (!wrapper) {
+				wrapper = BATCHABLE_METHODS.includes(property)
+					? batched(property)
+					: direct(Reflect.get(target, property, receiver) as (...args: unknown[]) => unknown);
+				wrappers.set(property, wrapper);
 			}
-			const method = Reflect.get(target, property, receiver) as (...args: unknown[]) => unknown;
-			return (...args: unknown[]) => {
-				send();
-				return method(...args);
-			};
+			return wrapper;
 		},
 	});
 }
