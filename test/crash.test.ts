@@ -5,8 +5,10 @@
  * - Crash: a child appends a burst (awaited and pipelined appends, some of several MiB) and is SIGKILLed at a
  *   random moment; the file must then open, every acknowledged entry must be in it, in order, the only damage
  *   may be a torn last line (reported and repaired), and appending must work again. For all three durability
- *   modes. `CRASH_ITERATIONS` (default 40) sets the number of kills, `CRASH_SEED` the random seed,
- *   `CRASH_BIG_SHARE` (default 0.3) the share of big appends.
+ *   modes, with the child appending through an in-process `Session` and through the engine in a worker thread
+ *   (where pipelined appends travel in batches). `CRASH_ITERATIONS` (default 40) and `CRASH_WORKER_ITERATIONS`
+ *   (default 12) set the number of kills, `CRASH_SEED` the random seed, `CRASH_BIG_SHARE` (default 0.3) the
+ *   share of big appends.
  * - Locks: one writer per file across processes; read-only opens; stale locks of dead processes are taken over.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
@@ -26,6 +28,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CHILD = fileURLToPath(new URL("./fixtures/append-child.ts", import.meta.url));
 const MODES: Durability[] = ["none", "fsync", "group"];
 const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 40);
+const WORKER_ITERATIONS = Number(process.env.CRASH_WORKER_ITERATIONS ?? 12);
 const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 /** Share of appends in the crash runs that are big custom entries (4–8 MiB). */
 const BIG_SHARE = Number(process.env.CRASH_BIG_SHARE ?? 0.3);
@@ -263,7 +266,7 @@ interface ModeStats {
 	maxFileBytes: number;
 }
 
-const stats = new Map<Durability, ModeStats>();
+const stats = new Map<string, ModeStats>();
 const crashStartedAt = performance.now();
 
 /** A file carried from one crash to the next, with the line numbers of the torn lines kept in it. */
@@ -272,7 +275,22 @@ interface ChainedFile {
 	invalidLines: Set<number>;
 }
 
-describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS} kills, seed ${SEED})`, () => {
+/** How the child appends: `session` (in its own thread) or `worker` (the engine in a worker thread). */
+type Via = "session" | "worker";
+const RUNS: { via: Via; mode: Durability; iterations: number[] }[] = (
+	[
+		["session", ITERATIONS],
+		["worker", WORKER_ITERATIONS],
+	] as const
+).flatMap(([via, count]) =>
+	MODES.map((mode, modeIndex) => ({
+		via,
+		mode,
+		iterations: [...Array(count).keys()].filter((i) => i % MODES.length === modeIndex),
+	})),
+);
+
+describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${WORKER_ITERATIONS} kills, seed ${SEED})`, () => {
 	afterAll(() => {
 		const totals = [...stats.values()].reduce((sum, s) => sum + s.tornLastLines, 0);
 		console.log(
@@ -281,12 +299,11 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS} kil
 		);
 	});
 
-	MODES.forEach((mode, modeIndex) => {
-		const iterations = [...Array(ITERATIONS).keys()].filter((i) => i % MODES.length === modeIndex);
+	RUNS.forEach(({ via, mode, iterations }, runIndex) => {
 		it.skipIf(iterations.length === 0)(
-			`durability "${mode}": ${iterations.length} kills; acknowledged entries survive, only a torn last line`,
+			`via ${via}, durability "${mode}": ${iterations.length} kills; acknowledged entries survive, only a torn last line`,
 			async () => {
-				const random = seeded(SEED + modeIndex);
+				const random = seeded(SEED + runIndex);
 				const dir = temporaryDir();
 				const s: ModeStats = {
 					kills: 0,
@@ -298,19 +315,21 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS} kil
 					emptyFiles: 0,
 					maxFileBytes: 0,
 				};
-				stats.set(mode, s);
+				stats.set(`${via}/${mode}`, s);
 				let chained: ChainedFile | undefined;
 				for (const iteration of iterations) {
-					const context = `seed ${SEED}, mode ${mode}, iteration ${iteration}`;
+					const context = `seed ${SEED}, via ${via}, mode ${mode}, iteration ${iteration}`;
 					// Every fifth kill lands before the first assistant message: no file yet.
 					const beforeFile = iteration % 5 === 4;
 					const fresh = beforeFile || !chained || random() < 0.3 || statSync(chained.path).size > MAX_CHAINED_BYTES;
 					const file: ChainedFile = fresh
-						? { path: join(dir, `${mode}-${iteration}.jsonl`), invalidLines: new Set() }
+						? { path: join(dir, `${via}-${mode}-${iteration}.jsonl`), invalidLines: new Set() }
 						: (chained as ChainedFile);
 					const existedBefore = existsSync(file.path);
 
 					const child = new Child([
+						"--via",
+						via,
 						"--path",
 						file.path,
 						"--durability",
