@@ -174,6 +174,37 @@ describe("zenfs adapter specifics", () => {
 		expect((await b.list("/work")).map((e) => e.name)).toEqual(["same"]);
 	});
 
+	it("memory storage: files that grow across many reservations keep every byte, whatever wrote them", async () => {
+		const storage = await createMemoryStorage();
+		await storage.mkdir("/work");
+		// Chunk sizes straddle the 4 KiB first reservation and each doubling after it.
+		const sizes = [1, 4095, 2, 5000, 9000, 1, 20_000, 33_000, 70_000, 3, 140_000, 300_000];
+		const chunks = sizes.map((size, index) => new Uint8Array(size).fill(65 + index));
+		const expected = (parts: readonly Uint8Array[]) => Buffer.concat(parts);
+		// Grown by appends only.
+		for (const chunk of chunks) await storage.append("/work/appended", chunk, false);
+		expect(Buffer.from(await storage.readRange("/work/appended", 0, 1 << 30))).toEqual(expected(chunks));
+		// Created with content, then appended to; replaced, then appended to; renamed, then appended to.
+		await storage.createExclusive("/work/created", chunks.slice(0, 3), false);
+		for (const chunk of chunks.slice(3)) await storage.append("/work/created", chunk, false);
+		expect(Buffer.from(await storage.readRange("/work/created", 0, 1 << 30))).toEqual(expected(chunks));
+		await storage.replace("/work/created", [chunks[5] as Uint8Array]);
+		await storage.append("/work/created", chunks[9] as Uint8Array, false);
+		expect(Buffer.from(await storage.readRange("/work/created", 0, 1 << 30))).toEqual(
+			expected([chunks[5] as Uint8Array, chunks[9] as Uint8Array]),
+		);
+		await storage.rename("/work/appended", "/work/renamed");
+		await storage.append("/work/renamed", chunks[0] as Uint8Array, false);
+		const renamed = await storage.readRange("/work/renamed", 0, 1 << 30);
+		expect(Buffer.from(renamed)).toEqual(expected([...chunks, chunks[0] as Uint8Array]));
+		// Ranges across chunk boundaries read what was written there.
+		const start = 4095 - 10;
+		expect(Buffer.from(await storage.readRange("/work/renamed", start, start + 20))).toEqual(
+			Buffer.from(renamed.subarray(start, start + 20)),
+		);
+		expect((await storage.stat("/work/renamed"))?.size).toBe(renamed.length);
+	});
+
 	it("lock owners name the realm, not a pid", async () => {
 		const storage = await createMemoryStorage();
 		const owner = await storage.lockOwner();
