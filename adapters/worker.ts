@@ -12,9 +12,15 @@
  * @module
  */
 import * as Comlink from "comlink";
-import { BATCHABLE_METHODS, type BatchCall, Engine } from "../src/engine.ts";
-import type { Durability } from "../src/session.ts";
-import type { Storage } from "../src/storage.ts";
+import { BATCHABLE_METHODS, type BatchCall, Engine, UnknownSessionError } from "../src/engine.ts";
+import { type ErrorData, errorToData } from "../src/error-data.ts";
+import { SessionFormatError } from "../src/jsonl.ts";
+import { HeaderTooLongError } from "../src/load.ts";
+import { SessionLockedError } from "../src/lock.ts";
+import { InvalidSessionPathError } from "../src/paths.ts";
+import { type Durability, SessionReadOnlyError } from "../src/session.ts";
+import { type Storage, StorageError } from "../src/storage.ts";
+import { EntryNotFoundError } from "../src/tree.ts";
 import { createMemoryStorage } from "./zenfs.ts";
 
 /** Which storage the worker's engine uses; it is created inside the worker. */
@@ -40,6 +46,7 @@ type ProxyHandler = Comlink.TransferHandler<object, MessagePort>;
  * and the worker entry do).
  */
 export function registerTransferHandlers(): void {
+	registerErrorHandler();
 	const proxyHandler = Comlink.transferHandlers.get("proxy") as ProxyHandler;
 	Comlink.transferHandlers.set("function", {
 		canHandle: (value: unknown): value is (...args: unknown[]) => unknown => typeof value === "function",
@@ -80,6 +87,60 @@ export function registerTransferHandlers(): void {
 			return controller.signal;
 		},
 	} as Comlink.TransferHandler<unknown, WireSignal>);
+}
+
+/** A thrown value on the wire: an error as data, or anything else as it is. */
+type WireThrown = { isError: true; value: ErrorData } | { isError: false; value: unknown };
+
+/**
+ * Errors thrown in the worker arrive as instances of the same classes, with their own fields (Comlink's
+ * default keeps only name, message and stack, in a plain `Error`).
+ */
+function registerErrorHandler(): void {
+	const comlinkThrow = Comlink.transferHandlers.get("throw") as Comlink.TransferHandler<unknown, unknown>;
+	Comlink.transferHandlers.set("throw", {
+		canHandle: comlinkThrow.canHandle,
+		serialize: ({ value }: { value: unknown }): [WireThrown, Transferable[]] => [
+			value instanceof Error ? { isError: true, value: errorToData(value) } : { isError: false, value },
+			[],
+		],
+		deserialize: (thrown: WireThrown): never => {
+			throw thrown.isError ? errorFromData(thrown.value) : thrown.value;
+		},
+	} as Comlink.TransferHandler<unknown, WireThrown>);
+}
+
+/** The classes errors are rebuilt as, by name; any other name gives an `Error` with that name. */
+const ERROR_CLASSES: Record<string, new (...args: never[]) => Error> = {
+	EntryNotFoundError,
+	HeaderTooLongError,
+	InvalidSessionPathError,
+	SessionFormatError,
+	SessionLockedError,
+	SessionReadOnlyError,
+	StorageError,
+	UnknownSessionError,
+	TypeError,
+	RangeError,
+	SyntaxError,
+};
+
+/**
+ * An error rebuilt from its data: an instance of its class (made without running the class's
+ * constructor, whose arguments differ from class to class) with its message, stack and fields.
+ * An `AbortError` becomes a `DOMException`, as an aborted signal gives in-process.
+ */
+export function errorFromData(data: ErrorData): Error {
+	if (data.name === "AbortError" && typeof DOMException !== "undefined")
+		return new DOMException(data.message, "AbortError");
+	const errorClass = ERROR_CLASSES[data.name] ?? Error;
+	const error = Reflect.construct(Error, [data.message], errorClass) as Error;
+	Object.assign(error, data.fields);
+	// Our classes set `name` as a field, in the constructor that was skipped.
+	if (error.name !== data.name) error.name = data.name;
+	if (data.stack !== undefined) error.stack = data.stack;
+	if (data.cause !== undefined) error.cause = errorFromData(data.cause);
+	return error;
 }
 
 /** An AbortSignal on the wire: a port that will carry the abort, or the reason it was aborted already. */
@@ -148,7 +209,7 @@ function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
 				results.forEach((result, index) => {
 					const call = batch[index] as Settle;
 					if (result.ok) call.resolve(result.value);
-					else call.reject(Object.assign(new Error(result.error.message), { name: result.error.name }));
+					else call.reject(errorFromData(result.error));
 				});
 			},
 			(error: unknown) => {

@@ -23,6 +23,7 @@ import type {
 	StoredMessage,
 	TextContent,
 } from "./entries.ts";
+import { type ErrorData, errorToData } from "./error-data.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { defaultSessionDir, sessionsRoot } from "./paths.ts";
 import { type Durability, type OpenReport, Session } from "./session.ts";
@@ -120,13 +121,7 @@ export interface BatchCall {
 }
 
 /** The outcome of one call of a batch. */
-export type BatchResult = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string } };
-
-function errorData(error: unknown): { name: string; message: string } {
-	return error instanceof Error
-		? { name: error.name, message: error.message }
-		: { name: "Error", message: String(error) };
-}
+export type BatchResult = { ok: true; value: unknown } | { ok: false; error: ErrorData };
 
 /** Progress of long work: `(done, total)` in bytes (opening) or files (listing). */
 export type ProgressCallback = (done: number, total: number) => void;
@@ -402,14 +397,14 @@ export class Engine {
 				if (indices) indices.push(index);
 				else if (written) waiting.set(written, [index]);
 			} catch (error) {
-				results.push({ ok: false, error: errorData(error) });
+				results.push({ ok: false, error: errorToData(error) });
 			}
 		});
 		for (const [written, indices] of waiting) {
 			try {
 				await written;
 			} catch (error) {
-				for (const index of indices) results[index] = { ok: false, error: errorData(error) };
+				for (const index of indices) results[index] = { ok: false, error: errorToData(error) };
 			}
 		}
 		return results;

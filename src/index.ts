@@ -15,6 +15,7 @@ export * from "./catalog.ts";
 export * from "./context.ts";
 export * from "./engine.ts";
 export * from "./entries.ts";
+export * from "./error-data.ts";
 export * from "./ids.ts";
 export * from "./jsonl.ts";
 export * from "./load.ts";

@@ -1,10 +1,21 @@
 /**
  * The engine conformance suite: one suite, end to end, run on every runtime (Node, Bun, Deno, Chromium),
  * in-process and through the worker, on every storage. It uses only the engine's API, so in-process and
- * remote engines are driven by the very same code, and only `toBe`, `toEqual` and `toBeNull`.
+ * remote engines are driven by the very same code, and only `toBe`, `toEqual` and `toBeNull`. Errors are
+ * checked by class and fields, which must be the same through the worker as in-process.
  */
 import type { Remote } from "comlink";
-import type { AgentMessage, AssistantMessage, Engine, SessionEntry } from "../../src/index.ts";
+import {
+	type AgentMessage,
+	type AssistantMessage,
+	type Engine,
+	EntryNotFoundError,
+	type SessionEntry,
+	SessionFormatError,
+	SessionLockedError,
+	SessionReadOnlyError,
+	UnknownSessionError,
+} from "../../src/index.ts";
 import type { TestApi } from "../../src/testing.ts";
 import { assistantMessage, userMessage } from "../support/messages.ts";
 
@@ -34,13 +45,35 @@ const header = (id: string) =>
 const custom = (id: string, parentId: string | null) =>
 	`{"type":"custom","customType":"x","id":"${id}","parentId":${parentId === null ? "null" : `"${parentId}"`},"timestamp":"2025-01-01T00:00:01.000Z"}`;
 
-/** The error a promise rejects with (its name survives the worker boundary), or "resolved". */
-async function rejection(promise: Promise<unknown>): Promise<{ name: string; message: string } | "resolved"> {
+/** Error classes a caller may test for with `instanceof`; through the worker too. */
+const ERROR_CLASSES = {
+	EntryNotFoundError,
+	SessionFormatError,
+	SessionLockedError,
+	SessionReadOnlyError,
+	UnknownSessionError,
+	DOMException,
+};
+
+interface Rejection {
+	name: string;
+	message: string;
+	/** The names of `ERROR_CLASSES` the error is an instance of. */
+	classes: string[];
+	error: Error & Record<string, unknown>;
+}
+
+/** The error a promise rejects with, and which of our classes it is an instance of; or "resolved". */
+async function rejection(promise: Promise<unknown>): Promise<Rejection | "resolved"> {
 	try {
 		await promise;
 		return "resolved";
-	} catch (error) {
-		return { name: (error as Error).name, message: (error as Error).message };
+	} catch (thrown) {
+		const error = thrown as Error & Record<string, unknown>;
+		const classes = Object.entries(ERROR_CLASSES)
+			.filter(([, errorClass]) => error instanceof errorClass)
+			.map(([name]) => name);
+		return { name: error.name, message: error.message, classes, error };
 	}
 }
 
@@ -120,7 +153,11 @@ export function engineConformance(
 			expect([context.thinkingLevel, context.model]).toEqual(["high", { provider: "anthropic", modelId: "claude" }]);
 			const before = await engine.getBranch(h);
 			await engine.close(h);
-			expect((await rejection(engine.summary(h))) !== "resolved").toBe(true);
+			const closed = await rejection(engine.summary(h));
+			expect(closed !== "resolved" && [closed.classes, closed.name]).toEqual([
+				["UnknownSessionError"],
+				"UnknownSessionError",
+			]);
 
 			const reopened = await engine.open(created.path as string);
 			expect(reopened.report.diagnostics).toEqual([]);
@@ -268,7 +305,7 @@ export function engineConformance(
 			const aborted = new AbortController();
 			aborted.abort();
 			const cancelled = await rejection(engine.list(`${agentSessions}/--p--`, undefined, aborted.signal));
-			expect(cancelled !== "resolved" && cancelled.name).toBe("AbortError");
+			expect(cancelled !== "resolved" && [cancelled.classes, cancelled.name]).toEqual([["DOMException"], "AbortError"]);
 		});
 
 		test("damaged files: torn last line, garbage, empty, foreign", async ({ engine, root }) => {
@@ -302,10 +339,15 @@ export function engineConformance(
 			const diary = encoder.encode("dear diary\n");
 			await engine.importSessionFile(foreign, diary);
 			const refused = await rejection(engine.open(foreign));
-			expect(refused !== "resolved" && [refused.name, refused.message.includes(`${foreign}:1`)]).toEqual([
-				"SessionFormatError",
-				true,
-			]);
+			expect(
+				refused !== "resolved" && [
+					refused.classes,
+					refused.message.includes(`${foreign}:1`),
+					refused.error.file,
+					refused.error.line,
+					refused.error.excerpt,
+				],
+			).toEqual([["SessionFormatError"], true, foreign, 1, "dear diary"]);
 			expect(decoder.decode(await engine.exportSessionFile(foreign))).toBe("dear diary\n");
 		});
 
@@ -314,10 +356,18 @@ export function engineConformance(
 			await engine.importSessionFile(path, encoder.encode(`${header("l")}\n`));
 			const writer = await engine.open(path);
 			const second = await rejection(engine.open(path));
-			expect(second !== "resolved" && second.name).toBe("SessionLockedError");
+			const owner = second !== "resolved" ? (second.error.owner as { token?: unknown } | undefined) : undefined;
+			expect(second !== "resolved" && [second.classes, second.error.path, typeof owner?.token]).toEqual([
+				["SessionLockedError"],
+				path,
+				"string",
+			]);
 			const reader = await engine.open(path, { readOnly: true });
 			const refused = await rejection(engine.appendMessage(reader.handle, user("no")));
-			expect(refused !== "resolved" && refused.name).toBe("SessionReadOnlyError");
+			expect(refused !== "resolved" && [refused.classes, refused.name]).toEqual([
+				["SessionReadOnlyError"],
+				"SessionReadOnlyError",
+			]);
 			await engine.close(reader.handle);
 			await engine.close(writer.handle);
 			const next = await engine.open(path);
@@ -344,7 +394,10 @@ export function engineConformance(
 			const third = engine.appendMessage(h, user("three"));
 			expect((await context).messages.map((m) => m.role)).toEqual(["user", "assistant"]);
 			const failure = await rejection(refused);
-			expect(failure !== "resolved" && failure.name).toBe("EntryNotFoundError");
+			expect(failure !== "resolved" && [failure.classes, failure.error.entryId]).toEqual([
+				["EntryNotFoundError"],
+				"no-such-entry",
+			]);
 			const ids = [await first, await second, await third];
 			expect((await engine.getBranch(h)).map((e: SessionEntry) => e.id)).toEqual(ids);
 			await engine.close(h);
@@ -373,7 +426,7 @@ export function engineConformance(
 					controller.signal,
 				),
 			);
-			expect(cancelled !== "resolved" && cancelled.name).toBe("AbortError");
+			expect(cancelled !== "resolved" && [cancelled.classes, cancelled.name]).toEqual([["DOMException"], "AbortError"]);
 			expect(seen.length > 0 && seen.length < 16).toBe(true); // stopped well before the 17 MB were read
 			const opened = await engine.open(path, { readOnly: true });
 			expect(opened.entryCount).toBe(16_000);
@@ -388,7 +441,7 @@ export function engineConformance(
 			const path = `${root}/some.jsonl`;
 			await engine.importSessionFile(path, encoder.encode(`${header("c")}\n${custom("aaaaaaaa", null)}\n`));
 			const cancelled = await rejection(engine.open(path, {}, undefined, aborted.signal));
-			expect(cancelled !== "resolved" && cancelled.name).toBe("AbortError");
+			expect(cancelled !== "resolved" && [cancelled.classes, cancelled.name]).toEqual([["DOMException"], "AbortError"]);
 			const unlocked = await engine.open(path); // the cancelled open released its lock
 			await engine.close(unlocked.handle);
 

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { errorFromData } from "../adapters/worker.ts";
+import { errorToData } from "../src/error-data.ts";
+import { SessionLockedError } from "../src/lock.ts";
+import { StorageError } from "../src/storage.ts";
+
+/** Through structured cloning, as between threads. */
+const acrossThreads = (error: unknown): Error => errorFromData(structuredClone(errorToData(error)));
+
+describe("errors as data, across threads", () => {
+	it("come back as the same class, with message, stack and their own fields", () => {
+		const owner = { pid: 7, host: "h", startedAt: 1, token: "t" };
+		const original = new SessionLockedError("/s.jsonl", owner);
+		const copy = acrossThreads(original);
+		expect(copy).toBeInstanceOf(SessionLockedError);
+		expect(copy).toBeInstanceOf(Error);
+		expect([copy.name, copy.message, copy.stack]).toEqual([original.name, original.message, original.stack]);
+		expect((copy as SessionLockedError).owner).toEqual(owner);
+		expect((copy as SessionLockedError).path).toBe("/s.jsonl");
+	});
+
+	it("keep their cause, and leave out fields that cannot be cloned", () => {
+		const cause = Object.assign(new Error("EACCES: permission denied"), { code: "EACCES", errno: -13 });
+		const original = Object.assign(new StorageError("io", "/a", "io: /a", { cause }), { retry: () => 0 });
+		const copy = acrossThreads(original) as StorageError & { retry?: unknown };
+		expect(copy).toBeInstanceOf(StorageError);
+		expect([copy.code, copy.path, copy.retry]).toEqual(["io", "/a", undefined]);
+		expect(copy.cause).toBeInstanceOf(Error);
+		expect([(copy.cause as Error).message, (copy.cause as { code?: string }).code]).toEqual([
+			"EACCES: permission denied",
+			"EACCES",
+		]);
+	});
+
+	it("built-in classes, aborts, unknown names and thrown non-errors", () => {
+		expect(acrossThreads(new RangeError("far"))).toBeInstanceOf(RangeError);
+		const aborted = acrossThreads(new DOMException("stop", "AbortError"));
+		expect([aborted instanceof DOMException, aborted.name, aborted.message]).toEqual([true, "AbortError", "stop"]);
+		const custom = acrossThreads(Object.assign(new Error("x"), { name: "SomethingElseError" }));
+		expect([custom.constructor, custom.name]).toEqual([Error, "SomethingElseError"]);
+		expect(errorToData("plain string")).toEqual({ name: "Error", message: "plain string", fields: {} });
+	});
+});
