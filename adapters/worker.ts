@@ -188,6 +188,41 @@ export interface EngineWorker {
 	terminate(): Promise<void>;
 }
 
+/** The worker is gone: it failed to load, crashed, ran out of memory or was terminated. */
+export class EngineWorkerError extends Error {
+	override name = "EngineWorkerError";
+}
+
+/**
+ * Calls waiting on the worker. Comlink never settles a call whose worker died, so every call is guarded:
+ * when the worker dies, the calls still waiting, and every later call, reject with the reason.
+ */
+class Lifeline {
+	readonly #waiting = new Set<(error: EngineWorkerError) => void>();
+	#death: EngineWorkerError | undefined;
+
+	/** `promise`, unless the worker dies first. */
+	guard<T>(promise: Promise<T>): Promise<T> {
+		if (this.#death) return Promise.reject(this.#death);
+		return new Promise<T>((resolve, reject) => {
+			this.#waiting.add(reject);
+			promise.then(resolve, reject).finally(() => this.#waiting.delete(reject));
+		});
+	}
+
+	get death(): EngineWorkerError | undefined {
+		return this.#death;
+	}
+
+	/** Record the death (the first one counts) and reject every waiting call. */
+	die(death: EngineWorkerError): void {
+		if (this.#death) return;
+		this.#death = death;
+		for (const reject of this.#waiting) reject(death);
+		this.#waiting.clear();
+	}
+}
+
 const engineMethods = new Set(Object.getOwnPropertyNames(Engine.prototype));
 /** Calls per `runBatch` message at most. */
 const BATCH_SIZE = 500;
@@ -197,14 +232,14 @@ const BATCH_SIZE = 500;
  * (`runBatch`): one round trip and one write for a burst, instead of one each. Any other call first sends
  * the pending batch, so calls reach the engine in the order they were made.
  */
-function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
+function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.Remote<Engine> {
 	type Settle = { resolve(value: unknown): void; reject(error: unknown): void };
 	let calls: BatchCall[] = [];
 	let settlers: Settle[] = [];
 	const send = () => {
 		if (calls.length === 0) return;
 		const batch = settlers;
-		remote.runBatch(calls).then(
+		lifeline.guard(remote.runBatch(calls)).then(
 			(results) => {
 				results.forEach((result, index) => {
 					const call = batch[index] as Settle;
@@ -222,6 +257,7 @@ function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
 	const batched = (method: string) => {
 		return (...args: unknown[]) =>
 			new Promise((resolve, reject) => {
+				if (lifeline.death) throw lifeline.death;
 				if (calls.length === 0) queueMicrotask(send);
 				calls.push({ method, args });
 				settlers.push({ resolve, reject });
@@ -229,10 +265,12 @@ function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
 				if (calls.length >= BATCH_SIZE) send();
 			});
 	};
-	const direct = (method: (...args: unknown[]) => unknown) => {
+	const direct = (method: string) => {
 		return (...args: unknown[]) => {
+			if (lifeline.death) return Promise.reject(lifeline.death);
 			send();
-			return method(...args);
+			const call = (remote as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method];
+			return lifeline.guard((call as (...a: unknown[]) => Promise<unknown>)(...args));
 		};
 	};
 	// One wrapper per method, made on first use.
@@ -242,9 +280,7 @@ function batching(remote: Comlink.Remote<Engine>): Comlink.Remote<Engine> {
 			if (typeof property !== "string" || !engineMethods.has(property)) return Reflect.get(target, property, receiver);
 			let wrapper = wrappers.get(property);
 			if (!wrapper) {
-				wrapper = BATCHABLE_METHODS.includes(property)
-					? batched(property)
-					: direct(Reflect.get(target, property, receiver) as (...args: unknown[]) => unknown);
+				wrapper = BATCHABLE_METHODS.includes(property) ? batched(property) : direct(property);
 				wrappers.set(property, wrapper);
 			}
 			return wrapper;
@@ -258,56 +294,116 @@ export function workerEntryUrl(): URL {
 }
 
 /**
- * The module a Node worker thread starts. Running from TypeScript sources (tests, development), Node
- * needs tsx's loader, which worker threads do not inherit: a small bootstrap registers it first.
+ * The module a Node `worker_threads` Worker of the engine starts, for `new Worker(nodeWorkerEntryUrl(), …)`
+ * passed to `startEngineWorker({ worker })`. Running from TypeScript sources (tests, development), Node
+ * needs tsx's loader, which worker threads do not inherit: then it is a small bootstrap that registers it.
  */
-function nodeWorkerUrl(entry: URL): URL {
+export function nodeWorkerEntryUrl(): URL {
+	const entry = workerEntryUrl();
 	if (!entry.pathname.endsWith(".ts")) return entry;
 	const tsx = import.meta.resolve("tsx/esm/api");
 	const bootstrap = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(entry.href)});`;
 	return new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`);
 }
 
+/** A Node `worker_threads` Worker, as far as it is used here. */
+export interface NodeWorkerLike {
+	postMessage(message: unknown, transfer?: readonly unknown[]): void;
+	// biome-ignore lint/suspicious/noExplicitAny: Node's listener signatures differ by event.
+	on(event: string, listener: (...args: any[]) => void): unknown;
+	// biome-ignore lint/suspicious/noExplicitAny: as above.
+	off(event: string, listener: (...args: any[]) => void): unknown;
+	terminate(): Promise<number>;
+}
+
+/** The endpoint Comlink talks through, how to end the worker, and how to hear of its death. */
+interface Connection {
+	endpoint: Comlink.Endpoint;
+	end(): Promise<unknown> | unknown;
+	onDeath(listener: (reason: unknown) => void): void;
+}
+
+async function connectNode(worker: NodeWorkerLike): Promise<Connection> {
+	const { default: nodeEndpoint } = await import("comlink/dist/esm/node-adapter.mjs");
+	return {
+		endpoint: nodeEndpoint(worker as never),
+		end: () => worker.terminate(),
+		onDeath(listener) {
+			worker.on("error", listener);
+			worker.on("exit", (code: number) => listener(`exited with code ${code}`));
+		},
+	};
+}
+
+function connectWeb(worker: Worker): Connection {
+	return {
+		endpoint: worker,
+		end: () => worker.terminate(),
+		onDeath(listener) {
+			// A module that fails to load, or an error nothing caught: either way the engine cannot be trusted.
+			worker.addEventListener("error", (event) => listener(event.error ?? event.message ?? "worker error"));
+		},
+	};
+}
+
 /**
- * Start the engine in a new worker and return its proxy. Pass `worker` to use a Worker you made yourself
- * (for example with your bundler's `new Worker(new URL(...))` pattern).
+ * Start the engine in a new worker and return its proxy. Pass `worker` to use a Worker you made yourself:
+ * a module `Worker` of `pi-session-tree/worker-entry` (for example with your bundler's
+ * `new Worker(new URL(...))` pattern), or on Node a `worker_threads` Worker of it (for example with
+ * `resourceLimits`). If the worker dies, every call waiting on it and every later call rejects with
+ * `EngineWorkerError` (its `cause` says why); a worker that fails to load rejects this call.
  * @example
  * const { engine, terminate } = await startEngineWorker({ storage: "node" });
  * const sessions = await engine.listAll((done, total) => console.log(done, total));
  * await terminate();
  */
-export async function startEngineWorker(config: WorkerEngineConfig & { worker?: Worker }): Promise<EngineWorker> {
+export async function startEngineWorker(
+	config: WorkerEngineConfig & { worker?: Worker | NodeWorkerLike },
+): Promise<EngineWorker> {
 	registerTransferHandlers();
 	const { worker: given, ...engineConfig } = config;
-	let endpoint: Comlink.Endpoint;
-	let end: () => Promise<unknown> | unknown;
+	let connection: Connection;
 	if (given) {
-		endpoint = given;
-		end = () => given.terminate();
+		connection = "addEventListener" in given ? connectWeb(given) : await connectNode(given);
 	} else if (isNode) {
 		const { Worker: NodeWorker } = await import("node:worker_threads");
-		const worker = new NodeWorker(nodeWorkerUrl(workerEntryUrl()));
-		const { default: nodeEndpoint } = await import("comlink/dist/esm/node-adapter.mjs");
-		endpoint = nodeEndpoint(worker as never);
-		end = () => worker.terminate();
+		connection = await connectNode(new NodeWorker(nodeWorkerEntryUrl()));
 	} else {
-		const worker = new Worker(workerEntryUrl(), { type: "module" });
-		endpoint = worker;
-		end = () => worker.terminate();
+		connection = connectWeb(new Worker(workerEntryUrl(), { type: "module" }));
 	}
-	const factory = Comlink.wrap<EngineFactory>(endpoint);
-	const remote = (await factory.createEngine(engineConfig)) as unknown as Comlink.Remote<Engine>;
-	const engine = batching(remote);
+	const lifeline = new Lifeline();
+	let ending = false;
+	connection.onDeath((reason) => {
+		if (ending) return;
+		lifeline.die(new EngineWorkerError(`the engine worker stopped: ${describe(reason)}`, { cause: reason }));
+		void connection.end();
+	});
+	const factory = Comlink.wrap<EngineFactory>(connection.endpoint);
+	let remote: Comlink.Remote<Engine>;
+	try {
+		remote = (await lifeline.guard(factory.createEngine(engineConfig))) as unknown as Comlink.Remote<Engine>;
+	} catch (error) {
+		ending = true;
+		await connection.end();
+		throw error;
+	}
+	const engine = batching(remote, lifeline);
 	return {
 		engine,
 		async terminate() {
 			try {
-				await engine.closeAll();
+				if (!lifeline.death) await engine.closeAll();
 			} finally {
+				ending = true;
+				lifeline.die(new EngineWorkerError("the engine worker was terminated"));
 				remote[Comlink.releaseProxy]();
 				factory[Comlink.releaseProxy]();
-				await end();
+				await connection.end();
 			}
 		},
 	};
+}
+
+function describe(reason: unknown): string {
+	return reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason);
 }

@@ -1,5 +1,6 @@
 /** The engine conformance suite on Node (vitest): in-process and through worker threads. */
 import { afterAll, describe, expect, it } from "vitest";
-import { runEngineConformance } from "./conformance/fixtures.ts";
+import { runEngineConformance, runWorkerLife } from "./conformance/fixtures.ts";
 
 runEngineConformance({ describe, it, expect }, afterAll);
+runWorkerLife({ describe, it, expect });

@@ -1,11 +1,11 @@
 /**
  * The engine conformance suite in Chromium: in-process on the page, and through a module Worker, on the
- * ZenFS in-memory storage.
+ * ZenFS in-memory storage; and the worker's life (terminating it, a worker that fails to load).
  */
 import { afterAll, describe, expect, it } from "vitest";
 import beforeCompaction from "../../../shared/corpus/pi-v1-before-compaction.jsonl?raw";
 import largeSession from "../../../shared/corpus/pi-v1-large-session.jsonl?raw";
-import { type EngineWorker, startEngineWorker } from "../../adapters/worker.ts";
+import { type EngineWorker, EngineWorkerError, startEngineWorker } from "../../adapters/worker.ts";
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { Engine } from "../../src/index.ts";
 import { type AnyEngine, type EngineFixture, engineConformance } from "../conformance/engine-suite.ts";
@@ -32,6 +32,23 @@ engineConformance(
 	api,
 	{ corpus },
 );
+
+it("a module Worker that fails to load rejects startEngineWorker with EngineWorkerError", async () => {
+	const url = URL.createObjectURL(new Blob(["throw new Error('boom')"], { type: "text/javascript" }));
+	const failed = await startEngineWorker({ storage: "memory", worker: new Worker(url, { type: "module" }) }).then(
+		() => "started",
+		(error: unknown) => error,
+	);
+	expect(failed).toBeInstanceOf(EngineWorkerError);
+	expect(String((failed as Error).cause)).toContain("boom");
+});
+
+it("after terminate(), calls reject with EngineWorkerError", async () => {
+	const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+	const { handle } = await engine.inMemory("/p");
+	await terminate();
+	await expect(engine.getBranch(handle)).rejects.toBeInstanceOf(EngineWorkerError);
+});
 
 let worker: Promise<EngineWorker> | undefined;
 let counter = 0;

@@ -1,16 +1,18 @@
 /**
  * The engine fixtures every server-side runtime (Node, Bun, Deno) runs the conformance suite with:
- * in-process and through a worker, on the node and the in-memory storage.
+ * in-process and through a worker, on the node and the in-memory storage; and the worker's life
+ * (terminating it, a worker that fails to load) on that runtime's kind of worker.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createNodeStorage } from "../../adapters/node.ts";
-import { type EngineWorker, startEngineWorker } from "../../adapters/worker.ts";
+import { type EngineWorker, EngineWorkerError, startEngineWorker } from "../../adapters/worker.ts";
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { Engine } from "../../src/index.ts";
 import type { TestApi } from "../../src/testing.ts";
+import { assistantMessage, userMessage } from "../support/messages.ts";
 import { type AnyEngine, type EngineFixture, engineConformance } from "./engine-suite.ts";
 
 const corpus = async (name: string): Promise<Uint8Array> =>
@@ -54,4 +56,61 @@ export function runEngineConformance(t: TestApi, afterAll: (fn: () => Promise<vo
 	engineConformance("memory storage, in-process", () => inProcess("memory"), t, { corpus });
 	engineConformance("node storage, worker", throughWorker("node", afterAll), t, { corpus });
 	engineConformance("memory storage, worker", throughWorker("memory", afterAll), t, { corpus });
+}
+
+const isNode = !("Bun" in globalThis) && !("Deno" in globalThis);
+
+/** A worker of this runtime whose module throws while loading. */
+async function brokenWorker(): Promise<NonNullable<Parameters<typeof startEngineWorker>[0]["worker"]>> {
+	const source = "throw new Error('boom')";
+	if (isNode) {
+		const { Worker: NodeWorker } = await import("node:worker_threads");
+		return new NodeWorker(new URL(`data:text/javascript,${encodeURIComponent(source)}`));
+	}
+	const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+	return new Worker(url, { type: "module" });
+}
+
+/** The error a promise rejects with, or "resolved". */
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+	return promise.then(
+		() => "resolved",
+		(error: unknown) => error,
+	);
+}
+
+/** The worker's life on this runtime: what terminating releases, and a worker that fails to load. */
+export function runWorkerLife(t: TestApi): void {
+	t.describe("engine worker life", () => {
+		t.it(
+			"terminate() writes what is pending, releases the locks; later calls reject with EngineWorkerError",
+			async () => {
+				const { root, cleanup } = await diskRoot();
+				try {
+					const { engine, terminate } = await startEngineWorker({ storage: "node", agentDir: root });
+					const { handle, path } = await engine.create({ cwd: "/p", sessionDir: root });
+					const appended = [
+						engine.appendMessage(handle, userMessage("hi", 1)),
+						engine.appendMessage(handle, assistantMessage("hello", { timestamp: 2 })),
+					];
+					await terminate();
+					const ids = await Promise.all(appended);
+					const written = readFileSync(path as string, "utf8");
+					t.expect(ids.every((id) => written.includes(`"id":"${id}"`))).toBe(true);
+					t.expect(existsSync(`${path}.lock`)).toBe(false);
+					t.expect((await rejectionOf(engine.getBranch(handle))) instanceof EngineWorkerError).toBe(true);
+					const late = await rejectionOf(engine.appendMessage(handle, userMessage("late", 3)));
+					t.expect(late instanceof EngineWorkerError).toBe(true);
+				} finally {
+					await cleanup?.();
+				}
+			},
+		);
+
+		t.it("a worker whose module fails to load rejects startEngineWorker with the reason", async () => {
+			const error = await rejectionOf(startEngineWorker({ storage: "memory", worker: await brokenWorker() }));
+			t.expect(error instanceof EngineWorkerError).toBe(true);
+			t.expect(String((error as Error).cause).includes("boom")).toBe(true);
+		});
+	});
 }

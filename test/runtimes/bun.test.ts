@@ -1,5 +1,6 @@
 /** The engine conformance suite on Bun (`bun test`): in-process and through Bun workers. */
 import { afterAll, describe, expect, it } from "bun:test";
-import { runEngineConformance } from "../conformance/fixtures.ts";
+import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
 
 runEngineConformance({ describe, it, expect }, afterAll);
+runWorkerLife({ describe, it, expect });

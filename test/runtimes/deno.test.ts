@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import type { ExpectLike } from "../../src/testing.ts";
-import { runEngineConformance } from "../conformance/fixtures.ts";
+import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
 
 const asData = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
 const expect = (actual: unknown): ExpectLike => ({
@@ -16,3 +16,4 @@ const expect = (actual: unknown): ExpectLike => ({
 });
 
 runEngineConformance({ describe, it: (name, fn) => it(name, () => fn()), expect }, (fn) => after(fn));
+runWorkerLife({ describe, it: (name, fn) => it(name, () => fn()), expect });

@@ -1,0 +1,36 @@
+/**
+ * The worker on Node, where a worker's heap can be limited: what callers see when it runs out of memory.
+ * (Terminating and a worker that fails to load are checked on every runtime, in conformance/fixtures.ts.)
+ */
+import { Worker } from "node:worker_threads";
+import { describe, expect, it } from "vitest";
+import { EngineWorkerError, nodeWorkerEntryUrl, startEngineWorker } from "../adapters/worker.ts";
+
+/** The error a promise rejects with (it must reject). */
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+	return promise.then(
+		() => {
+			throw new Error("resolved, but should have rejected");
+		},
+		(error: Error) => error,
+	);
+}
+
+describe("the engine worker's life", () => {
+	it("a worker that runs out of memory: the waiting call and every later one reject; this thread lives on", async () => {
+		const worker = new Worker(nodeWorkerEntryUrl(), { resourceLimits: { maxOldGenerationSizeMb: 32 } });
+		const { engine, terminate } = await startEngineWorker({ storage: "memory", worker });
+		const { handle } = await engine.inMemory("/p");
+		// About 200 MB of entries held in the session's tree: far past the worker's 32 MB heap.
+		const blob = "x".repeat(1 << 20);
+		const appends = Array.from({ length: 200 }, (_, n) => engine.appendCustomEntry(handle, "big", `${n}${blob}`));
+		const results = await Promise.allSettled(appends);
+		const failures = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+		expect(failures.length).toBeGreaterThan(0);
+		for (const { reason } of failures) expect(reason).toBeInstanceOf(EngineWorkerError);
+		const [first] = failures;
+		expect(String((first as PromiseRejectedResult).reason.cause)).toMatch(/memory/i);
+		expect(await rejection(engine.openHandles())).toBeInstanceOf(EngineWorkerError);
+		await terminate(); // resolves: nothing is left to wait for
+	});
+});
