@@ -133,7 +133,7 @@ const ERROR_CLASSES: Record<string, new (...args: never[]) => Error> = {
 export function errorFromData(data: ErrorData): Error {
 	if (data.name === "AbortError" && typeof DOMException !== "undefined")
 		return new DOMException(data.message, "AbortError");
-	const errorClass = ERROR_CLASSES[data.name] ?? Error;
+	const errorClass = Object.hasOwn(ERROR_CLASSES, data.name) ? (ERROR_CLASSES[data.name] as typeof Error) : Error;
 	const error = Reflect.construct(Error, [data.message], errorClass) as Error;
 	Object.assign(error, data.fields);
 	// Our classes set `name` as a field, in the constructor that was skipped.
@@ -244,7 +244,13 @@ function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.R
 				results.forEach((result, index) => {
 					const call = batch[index] as Settle;
 					if (result.ok) call.resolve(result.value);
-					else call.reject(errorFromData(result.error));
+					else {
+						try {
+							call.reject(errorFromData(result.error));
+						} catch (error) {
+							call.reject(error);
+						}
+					}
 				});
 			},
 			(error: unknown) => {
@@ -388,20 +394,20 @@ export async function startEngineWorker(
 		throw error;
 	}
 	const engine = batching(remote, lifeline);
-	return {
-		engine,
-		async terminate() {
-			try {
-				if (!lifeline.death) await engine.closeAll();
-			} finally {
-				ending = true;
-				lifeline.die(new EngineWorkerError("the engine worker was terminated"));
-				remote[Comlink.releaseProxy]();
-				factory[Comlink.releaseProxy]();
-				await connection.end();
-			}
-		},
+	const terminate = async () => {
+		try {
+			if (!lifeline.death) await engine.closeAll();
+		} finally {
+			ending = true;
+			lifeline.die(new EngineWorkerError("the engine worker was terminated"));
+			remote[Comlink.releaseProxy]();
+			factory[Comlink.releaseProxy]();
+			await connection.end();
+		}
 	};
+	let terminated: Promise<void> | undefined;
+	// Terminating twice must not end the worker while the first call is still writing.
+	return { engine, terminate: () => (terminated ??= terminate()) };
 }
 
 function describe(reason: unknown): string {

@@ -127,24 +127,34 @@ export type BatchResult = { ok: true; value: unknown } | { ok: false; error: Err
 export type ProgressCallback = (done: number, total: number) => void;
 
 /**
- * A progress callback from another thread returns a promise per call, delivered on its own channel. The
- * work's result must not overtake them: `after` waits for the last call before handing the result on.
+ * A progress callback from another thread answers each call with a promise, delivered on its own
+ * channel. The work's result must not overtake those answers, and a callback that fails must fail the
+ * work (as a callback that throws in-process does) rather than go unhandled: `settled` waits for the last
+ * answer and rethrows the first failure.
  */
 function trackProgress(onProgress: ProgressCallback | undefined): {
 	callback: ProgressCallback | undefined;
-	after<T>(work: Promise<T>): Promise<T>;
+	settled(): Promise<void>;
 } {
-	let last: unknown;
+	let last: Promise<void> | undefined;
+	let failure: { error: unknown } | undefined;
 	return {
 		callback:
 			onProgress &&
 			((done, total) => {
-				last = onProgress(done, total);
+				const answer: unknown = onProgress(done, total);
+				if (answer instanceof Promise) {
+					last = answer.then(
+						() => undefined,
+						(error: unknown) => {
+							failure ??= { error };
+						},
+					);
+				}
 			}),
-		async after<T>(work: Promise<T>): Promise<T> {
-			const result = await work;
+		async settled(): Promise<void> {
 			await last;
-			return result;
+			if (failure) throw failure.error;
 		},
 	};
 }
@@ -180,14 +190,18 @@ export class Engine {
 	/** Sessions of one directory, most recently modified first. */
 	async list(dir: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
 		const progress = trackProgress(onProgress);
-		return progress.after(listSessions(this.#storage, dir, { onProgress: progress.callback, signal }));
+		const sessions = await listSessions(this.#storage, dir, { onProgress: progress.callback, signal });
+		await progress.settled();
+		return sessions;
 	}
 
 	/** Sessions of every project, most recently modified first. */
 	async listAll(onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
 		const progress = trackProgress(onProgress);
 		const root = sessionsRoot(this.#agentDir);
-		return progress.after(listAllSessions(this.#storage, root, { onProgress: progress.callback, signal }));
+		const sessions = await listAllSessions(this.#storage, root, { onProgress: progress.callback, signal });
+		await progress.settled();
+		return sessions;
 	}
 
 	/** The file of a session id, or null. */
@@ -216,13 +230,19 @@ export class Engine {
 	): Promise<SessionSummary> {
 		const durability = options.durability ?? this.#durability;
 		const progress = trackProgress(onProgress);
-		const opening = Session.open(this.#storage, path, {
+		const session = await Session.open(this.#storage, path, {
 			...options,
 			durability,
 			onProgress: progress.callback,
 			signal,
 		});
-		return this.#register(await progress.after(opening));
+		try {
+			await progress.settled();
+		} catch (error) {
+			await session.close(); // releases the lock it took
+			throw error;
+		}
+		return this.#register(session);
 	}
 
 	/** The most recent session for `cwd` (pi's directory unless given), or a new one. */

@@ -19,26 +19,44 @@ export interface ErrorData {
 const STANDARD_FIELDS = new Set(["name", "message", "stack", "cause"]);
 
 /**
- * The data of a thrown value (an `Error` or anything else).
+ * The data of a thrown value (an `Error` or anything else). Never throws: fields that cannot be read or
+ * cloned are left out, and a `cause` chain stops where it loops.
  * @example
  * errorToData(new RangeError("too far")); // { name: "RangeError", message: "too far", stack: "…", fields: {} }
  */
-export function errorToData(error: unknown): ErrorData {
-	if (!(error instanceof Error)) return { name: "Error", message: String(error), fields: {} };
+export function errorToData(error: unknown, seen: Set<unknown> = new Set()): ErrorData {
+	if (!(error instanceof Error)) return { name: "Error", message: text(() => error), fields: {} };
+	seen.add(error);
 	const fields: Record<string, unknown> = {};
-	for (const [key, value] of Object.entries(error)) {
+	for (const key of Object.keys(error)) {
 		if (STANDARD_FIELDS.has(key)) continue;
 		try {
-			fields[key] = structuredClone(value);
+			fields[key] = structuredClone((error as unknown as Record<string, unknown>)[key]);
 		} catch {
-			// Not cloneable (a function, a handle): left out rather than failing the whole error.
+			// Unreadable or not cloneable (a function, a handle): left out rather than failing the whole error.
 		}
 	}
+	const cause = attempt(() => error.cause);
 	return {
-		name: error.name,
-		message: error.message,
-		stack: error.stack,
+		name: text(() => error.name),
+		message: text(() => error.message),
+		stack: attempt(() => error.stack),
 		fields,
-		cause: error.cause === undefined ? undefined : errorToData(error.cause),
+		cause: cause === undefined || seen.has(cause) ? undefined : errorToData(cause, seen),
 	};
+}
+
+/** `read()`, or undefined when reading throws (a getter that fails). */
+function attempt<T>(read: () => T): T | undefined {
+	try {
+		return read();
+	} catch {
+		return undefined;
+	}
+}
+
+/** `String(read())`, or a description of the value when that throws (a null-prototype object). */
+function text(read: () => unknown): string {
+	const value = attempt(read);
+	return attempt(() => String(value)) ?? Object.prototype.toString.call(value);
 }

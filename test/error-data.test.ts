@@ -32,6 +32,26 @@ describe("errors as data, across threads", () => {
 		]);
 	});
 
+	it("never throw: looping causes, unreadable fields, null-prototype values, names of Object.prototype", () => {
+		const looping = new Error("a");
+		looping.cause = new Error("b", { cause: looping });
+		const copy = acrossThreads(looping);
+		expect([copy.message, (copy.cause as Error).message, (copy.cause as Error).cause]).toEqual(["a", "b", undefined]);
+		const unreadable = Object.defineProperty(new Error("c"), "field", {
+			enumerable: true,
+			get() {
+				throw new Error("no");
+			},
+		});
+		expect(errorToData(unreadable).fields).toEqual({});
+		expect(errorToData(new Error("d", { cause: Object.create(null) })).cause?.message).toBe("[object Object]");
+		expect(errorToData(Object.create(null)).message).toBe("[object Object]");
+		for (const name of ["toString", "constructor", "__proto__"]) {
+			const rebuilt = errorFromData({ name, message: "m", fields: {} });
+			expect([rebuilt.constructor, rebuilt.name]).toEqual([Error, name]);
+		}
+	});
+
 	it("built-in classes, aborts, unknown names and thrown non-errors", () => {
 		expect(acrossThreads(new RangeError("far"))).toBeInstanceOf(RangeError);
 		const aborted = acrossThreads(new DOMException("stop", "AbortError"));

@@ -435,6 +435,28 @@ export function engineConformance(
 			await engine.close(writer.handle);
 		});
 
+		test("a progress callback that throws fails the call; the lock is released and the engine goes on", async ({
+			engine,
+			root,
+		}) => {
+			const path = `${root}/progress.jsonl`;
+			await engine.importSessionFile(path, encoder.encode(`${header("p")}\n${custom("aaaaaaaa", null)}\n`));
+			const broken = () => {
+				throw new RangeError("the progress bar broke");
+			};
+			const opening = await rejection(engine.open(path, {}, broken));
+			expect(opening !== "resolved" && [opening.name, opening.message]).toEqual([
+				"RangeError",
+				"the progress bar broke",
+			]);
+			const reopened = await engine.open(path); // the failed open released its lock
+			expect(reopened.entryCount).toBe(1);
+			await engine.close(reopened.handle);
+			const listing = await rejection(engine.list(root, broken));
+			expect(listing !== "resolved" && listing.name).toBe("RangeError");
+			expect(await engine.openHandles()).toEqual([]);
+		});
+
 		test("opening can be cancelled; in-memory sessions write nothing", async ({ engine, root }) => {
 			const aborted = new AbortController();
 			aborted.abort();

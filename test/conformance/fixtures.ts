@@ -82,30 +82,28 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 /** The worker's life on this runtime: what terminating releases, and a worker that fails to load. */
 export function runWorkerLife(t: TestApi): void {
 	t.describe("engine worker life", () => {
-		t.it(
-			"terminate() writes what is pending, releases the locks; later calls reject with EngineWorkerError",
-			async () => {
-				const { root, cleanup } = await diskRoot();
-				try {
-					const { engine, terminate } = await startEngineWorker({ storage: "node", agentDir: root });
-					const { handle, path } = await engine.create({ cwd: "/p", sessionDir: root });
-					const appended = [
-						engine.appendMessage(handle, userMessage("hi", 1)),
-						engine.appendMessage(handle, assistantMessage("hello", { timestamp: 2 })),
-					];
-					await terminate();
-					const ids = await Promise.all(appended);
-					const written = readFileSync(path as string, "utf8");
-					t.expect(ids.every((id) => written.includes(`"id":"${id}"`))).toBe(true);
-					t.expect(existsSync(`${path}.lock`)).toBe(false);
-					t.expect((await rejectionOf(engine.getBranch(handle))) instanceof EngineWorkerError).toBe(true);
-					const late = await rejectionOf(engine.appendMessage(handle, userMessage("late", 3)));
-					t.expect(late instanceof EngineWorkerError).toBe(true);
-				} finally {
-					await cleanup?.();
-				}
-			},
-		);
+		t.it("terminate() (even twice) writes what is pending, releases the locks; later calls reject", async () => {
+			const { root, cleanup } = await diskRoot();
+			try {
+				const { engine, terminate } = await startEngineWorker({ storage: "node", agentDir: root });
+				const { handle, path } = await engine.create({ cwd: "/p", sessionDir: root });
+				const appended = [
+					engine.appendMessage(handle, userMessage("hi", 1)),
+					engine.appendMessage(handle, assistantMessage("hello", { timestamp: 2 })),
+				];
+				// Twice, as two parts of a program might: the second waits for the first.
+				await Promise.all([terminate(), terminate()]);
+				const ids = await Promise.all(appended);
+				const written = readFileSync(path as string, "utf8");
+				t.expect(ids.every((id) => written.includes(`"id":"${id}"`))).toBe(true);
+				t.expect(existsSync(`${path}.lock`)).toBe(false);
+				t.expect((await rejectionOf(engine.getBranch(handle))) instanceof EngineWorkerError).toBe(true);
+				const late = await rejectionOf(engine.appendMessage(handle, userMessage("late", 3)));
+				t.expect(late instanceof EngineWorkerError).toBe(true);
+			} finally {
+				await cleanup?.();
+			}
+		});
 
 		t.it("a worker whose module fails to load rejects startEngineWorker with the reason", async () => {
 			const error = await rejectionOf(startEngineWorker({ storage: "memory", worker: await brokenWorker() }));
