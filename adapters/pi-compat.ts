@@ -306,9 +306,12 @@ export class SessionManager {
 
 	/** Continue in a new file holding only the root → `leafId` path; returns its path (undefined in memory). */
 	createBranchedSession(leafId: string): string | undefined {
-		this.#core.assertWritable();
-		const path = runTaskSync(this.#core.branchToNewFile(leafId, false), storage);
-		track(this.#core);
-		return path;
+		const previous = this.#core;
+		previous.assertWritable();
+		const next = previous.branch(leafId);
+		runTaskSync(next.takeOver(previous, false), storage);
+		openCores.delete(previous);
+		this.#core = track(next);
+		return next.path;
 	}
 }

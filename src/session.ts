@@ -242,31 +242,33 @@ export class SessionCore {
 	}
 
 	/**
-	 * pi's `createBranchedSession`: a new session file (in the same directory) holding the root → leaf
-	 * path with its labels, `parentSession` pointing here; this core switches to it. Written at once if
-	 * it has an assistant message, otherwise with the first one, as for any new session.
+	 * pi's `createBranchedSession`: a core holding the root → `leafId` path with its labels, its header's
+	 * `parentSession` pointing here, to continue in a new file next to this one (none for an in-memory
+	 * session). Nothing is locked or written until `takeOver` runs.
 	 */
-	*branchToNewFile(leafId: string, durable: boolean): Task<string | undefined> {
-		const entries = this.tree.forkEntries(leafId);
-		const parentSession = this.path;
-		const tree = SessionTree.create({ cwd: this.cwd, parentSession });
-		for (const entry of entries) tree.addEntry(entry);
-		if (!this.path) {
-			this.tree = tree;
-			return undefined;
-		}
-		const path = joinPath(this.sessionDir, sessionFileName(tree.getHeader().timestamp, tree.getSessionId()));
-		const lock = yield* acquireLock(path);
-		if (this.lock) yield* releaseLock(this.lock);
-		this.lock = lock;
-		this.tree = tree;
-		this.path = path;
-		this.#fileExists = false;
-		this.#persisted = 0;
-		this.#scanned = 0;
-		this.#sawAssistant = false;
-		yield* this.persist(tree.size, durable);
-		return path;
+	branch(leafId: string): SessionCore {
+		const tree = SessionTree.create({ cwd: this.cwd, parentSession: this.path });
+		for (const entry of this.tree.forkEntries(leafId)) tree.addEntry(entry);
+		const fileName = sessionFileName(tree.getHeader().timestamp, tree.getSessionId());
+		return new SessionCore({
+			tree,
+			path: this.path && joinPath(this.sessionDir, fileName),
+			sessionDir: this.sessionDir,
+			readOnly: false,
+			fileExists: false,
+			report: emptyReport(true),
+		});
+	}
+
+	/**
+	 * Continue from `previous` (of which this is a branch): lock this core's file, release the previous
+	 * one's lock, and write the file, at once if it has an assistant message, otherwise with the first one.
+	 */
+	*takeOver(previous: SessionCore, durable: boolean): Task<void> {
+		if (!this.path) return;
+		this.lock = yield* acquireLock(this.path);
+		yield* previous.close();
+		yield* this.persist(this.tree.size, durable);
 	}
 
 	/** Release the writer lock. */
@@ -353,7 +355,7 @@ export interface SessionOptions {
  * await session.close();
  */
 export class Session {
-	readonly #core: SessionCore;
+	#core: SessionCore;
 	readonly #storage: Storage;
 	readonly #durability: Durability;
 	#tail: Promise<void> = Promise.resolve();
@@ -453,11 +455,20 @@ export class Session {
 		this.#core.tree.resetLeaf();
 	}
 
-	/** Fork the root → `leafId` path into a new file and continue there (pi's `createBranchedSession`). */
+	/**
+	 * Fork the root → `leafId` path into a new file and continue there (pi's `createBranchedSession`).
+	 * The switch happens now: appends made after this call belong to the new session, while appends made
+	 * before it are still written to the old file, first.
+	 */
 	async createBranchedSession(leafId: string): Promise<string | undefined> {
-		this.#core.assertWritable();
-		await this.flush();
-		return runTask(this.#core.branchToNewFile(leafId, this.#durability !== "none"), this.#storage);
+		if (this.#failure) throw this.#failure;
+		const previous = this.#core;
+		previous.assertWritable();
+		const next = previous.branch(leafId);
+		this.#core = next;
+		this.#openBatch = undefined;
+		await this.#enqueue(() => runTask(next.takeOver(previous, this.#durability !== "none"), this.#storage));
+		return next.path;
 	}
 
 	/** Resolves when every append issued so far is written. */
@@ -503,21 +514,33 @@ export class Session {
 	#schedule(): Promise<void> {
 		const grouped = this.#durability !== "fsync";
 		if (grouped && this.#openBatch) return this.#openBatch;
-		const upTo = this.#core.tree.size;
-		const write = this.#tail.then(async () => {
+		// The core of now: a branch made before this write runs does not take the write with it.
+		const core = this.#core;
+		const upTo = core.tree.size;
+		const write = this.#enqueue(async () => {
+			if (grouped && this.#openBatch === write) this.#openBatch = undefined;
+			const target = grouped ? core.tree.size : upTo;
+			await runTask(core.persist(target, this.#durability !== "none"), this.#storage);
+		});
+		if (grouped) this.#openBatch = write;
+		return write;
+	}
+
+	/**
+	 * Run `job` after every job before it. A job that fails may have left part of a line: the session then
+	 * refuses further appends until it is reopened (which repairs).
+	 */
+	#enqueue(job: () => Promise<void>): Promise<void> {
+		const run = this.#tail.then(async () => {
 			if (this.#failure) throw this.#failure;
-			if (grouped) this.#openBatch = undefined;
-			const target = grouped ? this.#core.tree.size : upTo;
 			try {
-				await runTask(this.#core.persist(target, this.#durability !== "none"), this.#storage);
+				await job();
 			} catch (error) {
-				// A failed write may have left part of a line: refuse further appends until reopened (which repairs).
 				this.#failure = error;
 				throw error;
 			}
 		});
-		if (grouped) this.#openBatch = write;
-		this.#tail = write.catch(() => undefined);
-		return write;
+		this.#tail = run.catch(() => undefined);
+		return run;
 	}
 }

@@ -364,6 +364,36 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		await session.close();
 	});
 
+	it.each(["none", "fsync", "group"] as const)(
+		"createBranchedSession switches at once (%s): appends made before it go to the old file, after it to the new",
+		async (durability) => {
+			const { storage, root } = await setup();
+			const session = await Session.create(storage, { cwd: "/p", sessionDir: root, durability });
+			const a = await session.appendMessage(user("a"));
+			const b = await session.appendMessage(assistant("b"));
+			const source = session.path as string;
+			// Nothing awaited: one append before the branch, one right after it.
+			const before = session.appendMessage(user("before the branch"));
+			const branching = session.createBranchedSession(b);
+			const after = session.appendMessage(user("after the branch"));
+			const [beforeId, forked, afterId] = await Promise.all([before, branching, after]);
+			const idsIn = async (path: string) =>
+				(await readText(storage, path))
+					.trim()
+					.split("\n")
+					.map((line) => JSON.parse(line).id)
+					.slice(1);
+			expect(await idsIn(source)).toEqual([a, b, beforeId]);
+			expect(await idsIn(forked as string)).toEqual([a, b, afterId]);
+			expect(session.tree.getBranch().map((entry) => entry.id)).toEqual([a, b, afterId]);
+			await session.close();
+			const reopened = await Session.open(storage, forked as string);
+			expect(reopened.tree.getLeafId()).toBe(afterId);
+			await reopened.close();
+			await (await Session.open(storage, source)).close(); // both locks were released
+		},
+	);
+
 	it("forkFrom copies the whole history into another project's directory", async () => {
 		const { storage, root } = await setup();
 		const session = await Session.create(storage, { cwd: "/p", sessionDir: `${root}/a` });
