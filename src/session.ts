@@ -61,6 +61,18 @@ export function encodeChunks(lines: Iterable<string>): Uint8Array[] {
 	return chunks;
 }
 
+/** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */
+function encodeAppended(entry: SessionEntry): string {
+	try {
+		return encodeEntry(entry);
+	} catch (error) {
+		const why = error instanceof Error ? error.message : String(error);
+		throw new TypeError(`cannot append this ${entry.type} entry: it cannot be written as JSON (${why})`, {
+			cause: error,
+		});
+	}
+}
+
 function isAssistantMessage(entry: SessionEntry): boolean {
 	return entry.type === "message" && entry.message?.role === "assistant";
 }
@@ -110,6 +122,8 @@ export class SessionCore {
 	/** Entries already scanned for an assistant message, and whether one was seen. */
 	#scanned = 0;
 	#sawAssistant = false;
+	/** Lines of appended entries not written yet, by index in the tree: encoded when appended. */
+	readonly #unwritten = new Map<number, string>();
 
 	private constructor(fields: {
 		tree: SessionTree;
@@ -128,6 +142,13 @@ export class SessionCore {
 		this.#fileExists = fields.fileExists;
 		this.#persisted = fields.fileExists ? fields.tree.size : 0;
 		this.report = fields.report;
+		// Encode each entry as it is appended: one that cannot be written is refused then, alone, instead
+		// of failing the write it would join (which would stop the session). What is written is then the
+		// entry as it was appended, even if the caller changes its objects later.
+		if (this.path && !this.readOnly) {
+			const tree = this.tree;
+			tree.setOnAppend((entry) => this.#unwritten.set(tree.size, encodeAppended(entry)));
+		}
 	}
 
 	/** A session that is never written. */
@@ -231,14 +252,22 @@ export class SessionCore {
 			}
 			this.#scanned = Math.max(this.#scanned, upTo);
 			if (!this.#sawAssistant) return;
-			const lines = [this.tree.getHeader(), ...this.tree.entriesBetween(0, upTo)].map(encodeEntry);
+			const lines = [encodeEntry(this.tree.getHeader()), ...this.#linesBetween(0, upTo)];
 			yield* io("createExclusive", this.path, encodeChunks(lines), durable);
 			this.#fileExists = true;
 		} else {
-			const lines = this.tree.entriesBetween(this.#persisted, upTo).map(encodeEntry);
+			const lines = this.#linesBetween(this.#persisted, upTo);
 			yield* io("append", this.path, encoder.encode(lines.join("")), durable);
 		}
+		for (let index = this.#persisted; index < upTo; index++) this.#unwritten.delete(index);
 		this.#persisted = upTo;
+	}
+
+	/** The lines of the tree's entries `[start, end)`: as encoded when appended, or encoded now (loaded, forked). */
+	#linesBetween(start: number, end: number): string[] {
+		return this.tree
+			.entriesBetween(start, end)
+			.map((entry, offset) => this.#unwritten.get(start + offset) ?? encodeEntry(entry));
 	}
 
 	/**

@@ -70,7 +70,10 @@ export interface NewSessionOptions {
 export interface SessionTreeOptions {
 	/** Clock for header and entry timestamps (tests pin it). */
 	now?: () => Date;
-	/** Called with every entry appended through an `append*` method (not with loaded entries). */
+	/**
+	 * Called with every entry an `append*` method makes (not with loaded entries), before the entry is
+	 * added: if it throws, the append is refused and the tree is left as it was.
+	 */
 	onAppend?: (entry: SessionEntry) => void;
 }
 
@@ -115,7 +118,7 @@ export class SessionTree {
 	/** Diagnostics of entries whose parent was not (yet) seen, by that parent id. */
 	readonly #waitingForParent = new Map<string, Diagnostic[]>();
 	readonly #timestamp: () => string;
-	readonly #onAppend: ((entry: SessionEntry) => void) | undefined;
+	#onAppend: ((entry: SessionEntry) => void) | undefined;
 	#leaf: Node | null = null;
 	#name: string | undefined;
 
@@ -124,6 +127,11 @@ export class SessionTree {
 		const now = options.now;
 		this.#timestamp = now ? () => now().toISOString() : isoNow;
 		this.#onAppend = options.onAppend;
+	}
+
+	/** Replace the `onAppend` hook (see `SessionTreeOptions`). */
+	setOnAppend(hook: ((entry: SessionEntry) => void) | undefined): void {
+		this.#onAppend = hook;
 	}
 
 	/** A new, empty v3 session. */
@@ -344,15 +352,15 @@ export class SessionTree {
 	branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
 		const target = branchFromId === null ? null : this.#requireNode(branchFromId);
 		const fromId = this.#leaf?.entry.id ?? "root";
-		this.#leaf = target;
-		return this.#append<BranchSummaryEntry>({
+		const entry: BranchSummaryEntry = {
 			type: "branch_summary",
-			...this.#base(),
+			...this.#base(target),
 			fromId,
 			summary,
 			details,
 			fromHook,
-		});
+		};
+		return this.#append(entry, target);
 	}
 
 	/**
@@ -450,18 +458,19 @@ export class SessionTree {
 		else this.#labels.delete(entry.targetId);
 	}
 
-	#base(): { id: string; parentId: string | null; timestamp: string } {
+	#base(parent: Node | null = this.#leaf): { id: string; parentId: string | null; timestamp: string } {
 		return {
 			id: createEntryId(this.#nodes),
-			parentId: this.#leaf?.entry.id ?? null,
+			parentId: parent?.entry.id ?? null,
 			timestamp: this.#timestamp(),
 		};
 	}
 
-	#append<E extends SessionEntry>(entry: E): string {
-		this.#entries.push(entry);
-		this.#link(entry, this.#leaf);
+	/** Add an entry made by an `append*` method under `parent` (the leaf unless given); it becomes the leaf. */
+	#append<E extends SessionEntry>(entry: E, parent: Node | null = this.#leaf): string {
 		this.#onAppend?.(entry);
+		this.#entries.push(entry);
+		this.#link(entry, parent);
 		return entry.id;
 	}
 

@@ -394,6 +394,31 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		},
 	);
 
+	it("an entry that cannot be written as JSON is refused alone; the session goes on", async () => {
+		const { storage, root } = await setup();
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		const a = session.appendMessage(user("a"));
+		const bad = session.appendCustomEntry("x", { big: 1n });
+		const b = session.appendMessage(assistant("b"));
+		const cyclic: Record<string, unknown> = {};
+		cyclic.self = cyclic;
+		const alsoBad = session.appendCustomEntry("x", cyclic);
+		const c = session.appendMessage(user("c"));
+		const refused = await bad.then(
+			() => undefined,
+			(error: Error) => error,
+		);
+		expect(refused).toBeInstanceOf(TypeError);
+		expect(refused?.message).toMatch(/cannot append this custom entry: it cannot be written as JSON/);
+		await expect(alsoBad).rejects.toBeInstanceOf(TypeError);
+		const ids = await Promise.all([a, b, c]);
+		expect(session.tree.getBranch().map((entry) => entry.id)).toEqual(ids);
+		await session.close();
+		const reopened = await Session.open(storage, session.path as string, { readOnly: true });
+		expect(reopened.tree.getEntries().map((entry) => entry.id)).toEqual(ids);
+		expect(reopened.report.diagnostics).toEqual([]);
+	});
+
 	it("forkFrom copies the whole history into another project's directory", async () => {
 		const { storage, root } = await setup();
 		const session = await Session.create(storage, { cwd: "/p", sessionDir: `${root}/a` });

@@ -68,6 +68,23 @@ describe("creating and appending", () => {
 		const id = tree.appendMessage(user("x"));
 		expect(seen).toEqual([id]);
 	});
+
+	it("an append that onAppend refuses leaves the tree as it was (leaf, labels, name too)", () => {
+		const tree = SessionTree.create({ cwd: "/p" });
+		const a = tree.appendMessage(user("a"));
+		const b = tree.appendMessage(user("b"));
+		tree.setOnAppend(() => {
+			throw new Error("refused");
+		});
+		const before = { entries: tree.getEntries(), leaf: tree.getLeafId(), tree: tree.getTree() };
+		expect(() => tree.branchWithSummary(a, "summary")).toThrow("refused");
+		expect(() => tree.appendLabelChange(a, "l")).toThrow("refused");
+		expect(() => tree.appendSessionInfo("name")).toThrow("refused");
+		expect({ entries: tree.getEntries(), leaf: tree.getLeafId(), tree: tree.getTree() }).toEqual(before);
+		expect([tree.getLabel(a), tree.getSessionName(), tree.getLeafId()]).toEqual([undefined, undefined, b]);
+		tree.setOnAppend(undefined);
+		expect(tree.getEntry(tree.appendMessage(user("c")))?.parentId).toBe(b);
+	});
 });
 
 describe("moving the leaf", () => {
