@@ -59,26 +59,28 @@ export function registerTransferHandlers(): void {
 		serialize(signal: AbortSignal): [WireSignal, Transferable[]] {
 			const { port1, port2 } = new MessageChannel();
 			// Already aborted: say so in the message itself, so the other side starts out aborted.
-			if (signal.aborted) return [{ port: port2, aborted: String(signal.reason ?? "aborted") }, [port2]];
-			signal.addEventListener(
-				"abort",
-				() => {
-					port1.postMessage(String(signal.reason ?? "aborted"));
-					port1.close();
-				},
-				{ once: true },
-			);
+			if (signal.aborted) return [{ port: port2, aborted: reasonToWire(signal.reason) }, [port2]];
+			const onAbort = () => {
+				port1.postMessage(reasonToWire(signal.reason));
+				port1.close();
+			};
+			signal.addEventListener("abort", onAbort, { once: true });
+			// The call this signal goes with unlinks it when it settles: a long-lived signal passed to many
+			// calls must not collect a listener and a port for each.
+			callLinks?.push(() => {
+				signal.removeEventListener("abort", onAbort);
+				port1.close();
+			});
 			return [{ port: port2 }, [port2]];
 		},
 		deserialize({ port, aborted }: WireSignal): AbortSignal {
 			const controller = new AbortController();
-			const abort = (reason: string) => controller.abort(new DOMException(reason, "AbortError"));
 			if (aborted !== undefined) {
-				abort(aborted);
+				controller.abort(reasonFromWire(aborted));
 				port.close();
 			} else {
 				port.onmessage = (event) => {
-					abort(String(event.data));
+					controller.abort(reasonFromWire(event.data as WireReason));
 					port.close();
 				};
 				// Node: an open port must not keep the worker alive on its own.
@@ -87,6 +89,31 @@ export function registerTransferHandlers(): void {
 			return controller.signal;
 		},
 	} as Comlink.TransferHandler<unknown, WireSignal>);
+}
+
+/** Unlinks of the signals serialised for the call being made now (see `batching`'s direct calls). */
+let callLinks: (() => void)[] | undefined;
+
+/** An abort reason on the wire: an error as data, or any other value as it is (or as text). */
+type WireReason = { error: ErrorData } | { value: unknown };
+
+function reasonToWire(reason: unknown): WireReason {
+	if (reason instanceof Error) return { error: errorToData(reason) };
+	try {
+		return { value: structuredClone(reason) };
+	} catch {
+		return { value: String(reason) };
+	}
+}
+
+function reasonFromWire(wire: WireReason): unknown {
+	return "error" in wire ? errorFromData(wire.error) : wire.value;
+}
+
+/** An AbortSignal on the wire: a port that will carry the abort, or the reason it was aborted already. */
+interface WireSignal {
+	port: MessagePort;
+	aborted?: WireReason;
 }
 
 /** A thrown value on the wire: an error as data, or anything else as it is. */
@@ -128,11 +155,12 @@ const ERROR_CLASSES: Record<string, new (...args: never[]) => Error> = {
 /**
  * An error rebuilt from its data: an instance of its class (made without running the class's
  * constructor, whose arguments differ from class to class) with its message, stack and fields.
- * An `AbortError` becomes a `DOMException`, as an aborted signal gives in-process.
+ * A `DOMException` (an aborted signal's `AbortError` or `TimeoutError`) is rebuilt as one.
  */
 export function errorFromData(data: ErrorData): Error {
-	if (data.name === "AbortError" && typeof DOMException !== "undefined")
-		return new DOMException(data.message, "AbortError");
+	if ((data.domException || data.name === "AbortError") && typeof DOMException !== "undefined") {
+		return new DOMException(data.message, data.name);
+	}
 	const errorClass = Object.hasOwn(ERROR_CLASSES, data.name) ? (ERROR_CLASSES[data.name] as typeof Error) : Error;
 	const error = Reflect.construct(Error, [data.message], errorClass) as Error;
 	Object.assign(error, data.fields);
@@ -141,12 +169,6 @@ export function errorFromData(data: ErrorData): Error {
 	if (data.stack !== undefined) error.stack = data.stack;
 	if (data.cause !== undefined) error.cause = errorFromData(data.cause);
 	return error;
-}
-
-/** An AbortSignal on the wire: a port that will carry the abort, or the reason it was aborted already. */
-interface WireSignal {
-	port: MessagePort;
-	aborted?: string;
 }
 
 const isNode =
@@ -276,7 +298,22 @@ function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.R
 			if (lifeline.death) return Promise.reject(lifeline.death);
 			send();
 			const call = (remote as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method];
-			return lifeline.guard((call as (...a: unknown[]) => Promise<unknown>)(...args));
+			// Arguments are serialised during the call itself: collect the signals' links made meanwhile.
+			const links: (() => void)[] = [];
+			callLinks = links;
+			let answer: Promise<unknown>;
+			try {
+				answer = lifeline.guard((call as (...a: unknown[]) => Promise<unknown>)(...args));
+			} finally {
+				callLinks = undefined;
+			}
+			if (links.length > 0) {
+				const unlink = () => {
+					for (const link of links) link();
+				};
+				answer.then(unlink, unlink);
+			}
+			return answer;
 		};
 	};
 	// One wrapper per method, made on first use.

@@ -13,6 +13,8 @@ export interface ErrorData {
 	/** The error's own enumerable fields that can be cloned. */
 	fields: Record<string, unknown>;
 	cause?: ErrorData;
+	/** A `DOMException` (for example an aborted signal's `AbortError`), to be rebuilt as one. */
+	domException?: boolean;
 }
 
 /** Fields every error has; carried in their own members of `ErrorData`. */
@@ -43,6 +45,7 @@ export function errorToData(error: unknown, seen: Set<unknown> = new Set()): Err
 		stack: attempt(() => error.stack),
 		fields,
 		cause: cause === undefined || seen.has(cause) ? undefined : errorToData(cause, seen),
+		...(typeof DOMException !== "undefined" && error instanceof DOMException ? { domException: true } : {}),
 	};
 }
 

@@ -1,7 +1,9 @@
 /**
- * The worker on Node, where a worker's heap can be limited: what callers see when it runs out of memory.
+ * The worker on Node, where listeners can be counted and a worker's heap limited: signals passed to many
+ * calls, and what callers see when the worker runs out of memory.
  * (Terminating and a worker that fails to load are checked on every runtime, in conformance/fixtures.ts.)
  */
+import { getEventListeners } from "node:events";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { EngineWorkerError, nodeWorkerEntryUrl, startEngineWorker } from "../adapters/worker.ts";
@@ -17,6 +19,18 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 }
 
 describe("the engine worker's life", () => {
+	it("a long-lived AbortSignal passed to many calls keeps no listener once they are done", async () => {
+		const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+		const signal = new AbortController().signal;
+		await Promise.all(Array.from({ length: 50 }, () => engine.list("/nowhere", undefined, signal)));
+		expect(getEventListeners(signal, "abort")).toEqual([]);
+		const pending = engine.list("/nowhere", undefined, signal);
+		expect(getEventListeners(signal, "abort").length).toBe(1); // linked while the call runs
+		await pending;
+		expect(getEventListeners(signal, "abort")).toEqual([]);
+		await terminate();
+	});
+
 	it("a worker that runs out of memory: the waiting call and every later one reject; this thread lives on", async () => {
 		const worker = new Worker(nodeWorkerEntryUrl(), { resourceLimits: { maxOldGenerationSizeMb: 32 } });
 		const { engine, terminate } = await startEngineWorker({ storage: "memory", worker });

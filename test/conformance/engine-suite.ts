@@ -457,6 +457,37 @@ export function engineConformance(
 			expect(await engine.openHandles()).toEqual([]);
 		});
 
+		test("a cancelled call rejects with the signal's reason, as it is", async ({ engine, root }) => {
+			const reasons = [
+				undefined, // abort() without a reason: a DOMException named AbortError
+				new DOMException("too slow", "TimeoutError"),
+				new RangeError("not now"),
+				"a plain string",
+			];
+			const seen: unknown[] = [];
+			for (const reason of reasons) {
+				const controller = new AbortController();
+				controller.abort(reason);
+				const failure = await engine.list(root, undefined, controller.signal).then(
+					() => "resolved",
+					(error: unknown) => error,
+				);
+				// The default reason's message differs between runtimes; the others must arrive as they were.
+				const message = (error: Error) => (reason === undefined ? "(default)" : error.message);
+				seen.push(
+					failure instanceof Error
+						? [failure instanceof DOMException, failure instanceof RangeError, failure.name, message(failure)]
+						: failure,
+				);
+			}
+			expect(seen).toEqual([
+				[true, false, "AbortError", "(default)"],
+				[true, false, "TimeoutError", "too slow"],
+				[false, true, "RangeError", "not now"],
+				"a plain string",
+			]);
+		});
+
 		test("opening can be cancelled; in-memory sessions write nothing", async ({ engine, root }) => {
 			const aborted = new AbortController();
 			aborted.abort();
