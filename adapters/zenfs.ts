@@ -55,27 +55,28 @@ export function createZenfsStorage(fileSystem: FileSystem, options: ZenfsStorage
 }
 
 /**
- * ZenFS's in-memory store, with file contents kept in resizable `ArrayBuffer`s. ZenFS grows a file's
+ * ZenFS's in-memory store, with big file contents kept in resizable `ArrayBuffer`s. ZenFS grows a file's
  * buffer on every write past its end (`extendBuffer`), which copies the whole file unless the buffer can
  * be resized in place: appends to a 20 MiB file cost ~10 ms each, and a session grew quadratically.
- * Storing every byte array with room to double makes appends cost their own size (amortized).
+ * Byte arrays past `GROWABLE_FROM_BYTES` are stored with room to double, so appends to a big file cost
+ * their own size (amortized). Small ones (inodes, listings, small files) stay plain: each resizable
+ * buffer is a memory mapping of its own, and a process may have only so many (65,530 on Linux).
  */
 class GrowableMemoryStore extends InMemoryStore {
 	override set(id: number, data: Uint8Array): this {
-		return super.set(id, data.constructor === Uint8Array ? withRoomToGrow(data) : data);
+		const growable = data.constructor === Uint8Array && data.byteLength >= GROWABLE_FROM_BYTES;
+		return super.set(id, growable ? withRoomToGrow(data) : data);
 	}
 }
 
-/** Smallest reservation of a stored byte array; reserved address space, not memory, until used. */
-const MIN_RESERVED_BYTES = 4096;
+/** Byte arrays from this size on are stored growable; below it, copying them to grow is cheap. */
+const GROWABLE_FROM_BYTES = 64 << 10;
 
 /** `data` itself when its buffer can already grow in place, otherwise a copy in a buffer that can. */
 function withRoomToGrow(data: Uint8Array): Uint8Array {
 	const buffer = data.buffer as ArrayBuffer;
 	if (buffer.resizable) return data;
-	const grown = new ArrayBuffer(data.byteLength, {
-		maxByteLength: Math.max(MIN_RESERVED_BYTES, 2 * data.byteLength),
-	});
+	const grown = new ArrayBuffer(data.byteLength, { maxByteLength: 2 * data.byteLength });
 	const copy = new Uint8Array(grown, 0, data.byteLength);
 	copy.set(data);
 	return copy;
