@@ -18,7 +18,7 @@ import { SessionFormatError } from "../src/jsonl.ts";
 import { HeaderTooLongError } from "../src/load.ts";
 import { SessionLockedError } from "../src/lock.ts";
 import { InvalidSessionPathError } from "../src/paths.ts";
-import { type Durability, SessionReadOnlyError } from "../src/session.ts";
+import { type Durability, SessionClosedError, SessionReadOnlyError } from "../src/session.ts";
 import { type Storage, StorageError } from "../src/storage.ts";
 import { EntryNotFoundError } from "../src/tree.ts";
 import { createMemoryStorage } from "./zenfs.ts";
@@ -144,6 +144,7 @@ const ERROR_CLASSES: Record<string, new (...args: never[]) => Error> = {
 	InvalidSessionPathError,
 	SessionFormatError,
 	SessionLockedError,
+	SessionClosedError,
 	SessionReadOnlyError,
 	StorageError,
 	UnknownSessionError,

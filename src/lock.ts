@@ -133,7 +133,12 @@ function* removeStaleLock(
 
 /** Release a lock taken by `acquireLock`; a lock file that is no longer ours is left alone. */
 export function* releaseLock(lock: WriterLock): Task<void> {
-	heldHere.delete(lock.owner.token);
-	const current = yield* readOwner(lock.lockPath);
-	if (current?.token === lock.owner.token) yield* io("remove", lock.lockPath);
+	try {
+		const current = yield* readOwner(lock.lockPath);
+		if (current?.token === lock.owner.token) yield* io("remove", lock.lockPath);
+	} finally {
+		// Only now: while the file is still there, an opener in this realm must see it as held, not as
+		// abandoned (taking it over would let this late removal delete the new owner's lock).
+		heldHere.delete(lock.owner.token);
+	}
 }

@@ -39,6 +39,11 @@ export class SessionReadOnlyError extends Error {
 	override name = "SessionReadOnlyError";
 }
 
+/** The session was closed: it takes no more changes (open it again to go on). */
+export class SessionClosedError extends Error {
+	override name = "SessionClosedError";
+}
+
 const encoder = new TextEncoder();
 /** Rewrites are handed to storage in chunks of about this many characters. */
 const REWRITE_CHUNK_CHARS = 4 << 20;
@@ -390,6 +395,9 @@ export class Session {
 	#tail: Promise<void> = Promise.resolve();
 	#openBatch: Promise<void> | undefined;
 	#failure: unknown;
+	#closed = false;
+	/** Cores this session branched away from whose lock the takeover has not released yet. */
+	readonly #branchedFrom = new Set<SessionCore>();
 
 	private constructor(core: SessionCore, storage: Storage, durability: Durability) {
 		this.#core = core;
@@ -490,13 +498,17 @@ export class Session {
 	 * before it are still written to the old file, first.
 	 */
 	async createBranchedSession(leafId: string): Promise<string | undefined> {
-		if (this.#failure) throw this.#failure;
+		this.#assertChangeable();
 		const previous = this.#core;
-		previous.assertWritable();
 		const next = previous.branch(leafId);
 		this.#core = next;
 		this.#openBatch = undefined;
-		await this.#enqueue(() => runTask(next.takeOver(previous, this.#durability !== "none"), this.#storage));
+		// If the takeover fails or never runs (an earlier write failed), `close` still releases the old lock.
+		this.#branchedFrom.add(previous);
+		await this.#enqueue(async () => {
+			await runTask(next.takeOver(previous, this.#durability !== "none"), this.#storage);
+			this.#branchedFrom.delete(previous);
+		});
 		return next.path;
 	}
 
@@ -508,10 +520,12 @@ export class Session {
 
 	/** Write what is pending and release the writer lock. */
 	async close(): Promise<void> {
+		this.#closed = true;
 		try {
 			await this.flush();
 		} finally {
-			await runTask(this.#core.close(), this.#storage);
+			for (const core of [...this.#branchedFrom, this.#core]) await runTask(core.close(), this.#storage);
+			this.#branchedFrom.clear();
 		}
 	}
 
@@ -530,10 +544,16 @@ export class Session {
 	 * Throws (synchronously) when the append is refused.
 	 */
 	change(add: (tree: SessionTree) => string): { id: string; written: Promise<void> } {
-		if (this.#failure) throw this.#failure;
-		this.#core.assertWritable();
+		this.#assertChangeable();
 		const id = add(this.#core.tree);
 		return { id, written: this.#schedule() };
+	}
+
+	/** Throws unless the session takes changes: open, writable, and no write has failed. */
+	#assertChangeable(): void {
+		if (this.#closed) throw new SessionClosedError(`${this.path ?? "the in-memory session"} is closed`);
+		if (this.#failure) throw this.#failure;
+		this.#core.assertWritable();
 	}
 
 	/**

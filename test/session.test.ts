@@ -18,10 +18,12 @@ import {
 	readSessionHeader,
 	runTask,
 	Session,
+	SessionClosedError,
 	SessionFormatError,
 	SessionLockedError,
 	SessionReadOnlyError,
 	type Storage,
+	StorageError,
 } from "../src/index.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 
@@ -417,6 +419,74 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		const reopened = await Session.open(storage, session.path as string, { readOnly: true });
 		expect(reopened.tree.getEntries().map((entry) => entry.id)).toEqual(ids);
 		expect(reopened.report.diagnostics).toEqual([]);
+	});
+
+	it("a closed session takes no more changes, even those made while it closes", async () => {
+		const { storage, root } = await setup();
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		const ids = [await session.appendMessage(user("a")), await session.appendMessage(assistant("b"))];
+		const closing = session.close();
+		const during = session.appendMessage(user("during close"));
+		await closing;
+		const after = session.appendMessage(user("after close"));
+		await expect(during).rejects.toBeInstanceOf(SessionClosedError);
+		await expect(after).rejects.toBeInstanceOf(SessionClosedError);
+		await expect(session.createBranchedSession(ids[0] as string)).rejects.toBeInstanceOf(SessionClosedError);
+		const reopened = await Session.open(storage, session.path as string);
+		expect(reopened.tree.getEntries().map((entry) => entry.id)).toEqual(ids);
+		await reopened.close();
+	});
+
+	it("a branch whose earlier write failed: close still releases the old file's lock", async () => {
+		const { storage: base, root } = await setup();
+		let failNext = false;
+		const storage: Storage = {
+			...base,
+			append: async (path, data, durable) => {
+				if (failNext && path.endsWith(".jsonl")) {
+					failNext = false;
+					throw new StorageError("io", path, "io: injected");
+				}
+				return base.append(path, data, durable);
+			},
+		};
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		await session.appendMessage(user("a"));
+		const b = await session.appendMessage(assistant("b"));
+		const source = session.path as string;
+		failNext = true;
+		const failing = session.appendMessage(user("fails"));
+		const branching = session.createBranchedSession(b);
+		await expect(failing).rejects.toBeInstanceOf(StorageError);
+		await expect(branching).rejects.toBeInstanceOf(StorageError);
+		await session.close().catch(() => undefined); // reports the failed write
+		const reopened = await Session.open(storage, source); // not SessionLockedError
+		await reopened.close();
+	});
+
+	it("closing releases the lock only once its file is gone: an opener meanwhile is refused, not let in", async () => {
+		const { storage: base, root } = await setup();
+		let slowRemove = false;
+		const storage: Storage = {
+			...base,
+			remove: async (path) => {
+				if (slowRemove && path.endsWith(".lock")) await new Promise((resolve) => setTimeout(resolve, 50));
+				return base.remove(path);
+			},
+		};
+		const first = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		await first.appendMessage(user("a"));
+		await first.appendMessage(assistant("b"));
+		const path = first.path as string;
+		slowRemove = true;
+		const closing = first.close();
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		await expect(Session.open(storage, path)).rejects.toBeInstanceOf(SessionLockedError);
+		await closing;
+		slowRemove = false;
+		const second = await Session.open(storage, path);
+		await expect(Session.open(storage, path)).rejects.toBeInstanceOf(SessionLockedError);
+		await second.close();
 	});
 
 	it("forkFrom copies the whole history into another project's directory", async () => {
