@@ -102,7 +102,7 @@ function reasonToWire(reason: unknown): WireReason {
 	try {
 		return { value: structuredClone(reason) };
 	} catch {
-		return { value: String(reason) };
+		return { value: Object.prototype.toString.call(reason) };
 	}
 }
 
@@ -305,6 +305,9 @@ function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.R
 			let answer: Promise<unknown>;
 			try {
 				answer = lifeline.guard((call as (...a: unknown[]) => Promise<unknown>)(...args));
+			} catch (error) {
+				// An argument that could not be sent: a rejection, like any other failure of the call.
+				answer = Promise.reject(error);
 			} finally {
 				callLinks = undefined;
 			}
