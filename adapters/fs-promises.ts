@@ -41,6 +41,12 @@ export function storageErrorOf(error: unknown, path: string): StorageError {
 	return new StorageError(kind, path, `${kind}: ${path}: ${message}`, { cause: error });
 }
 
+/** The directory to list is not there, or is not a directory (listing it then finds nothing, as in pi). */
+export function isNoDirectory(error: unknown): boolean {
+	const code = (error as { code?: string }).code;
+	return code === "ENOENT" || code === "ENOTDIR";
+}
+
 /** Unique enough for temporary file names next to the target. */
 export function temporaryName(path: string): string {
 	return `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
@@ -131,7 +137,7 @@ export function fsPromisesStorage(
 					const entries = await fs.readdir(real, { withFileTypes: true });
 					return entries.map((e) => ({ name: e.name, isFile: e.isFile(), isDirectory: e.isDirectory() }));
 				} catch (error) {
-					if ((error as { code?: string }).code === "ENOENT") return [];
+					if (isNoDirectory(error)) return [];
 					throw error;
 				}
 			}),

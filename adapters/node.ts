@@ -14,7 +14,7 @@ import { isLockHeldHere } from "../src/lock.ts";
 import { resolveAgentDir } from "../src/paths.ts";
 import type { DirEntry, FileStat, LockOwner, Storage, SyncStorage } from "../src/storage.ts";
 import { StorageError } from "../src/storage.ts";
-import { fsPromisesStorage, type LockIdentity, storageErrorOf, temporaryName } from "./fs-promises.ts";
+import { fsPromisesStorage, isNoDirectory, type LockIdentity, storageErrorOf, temporaryName } from "./fs-promises.ts";
 
 /**
  * When a process started (epoch ms), from Linux's /proc; undefined elsewhere. Computed the same way for
@@ -37,6 +37,11 @@ export function processStartTime(pid: number): number | undefined {
 
 const processStartedAt = processStartTime(process.pid) ?? Math.round(Date.now() - process.uptime() * 1000);
 
+/** Start times of one process, as two readings of it may differ (to the whole second of /proc's clock). */
+function sameStart(a: number, b: number): boolean {
+	return Math.abs(a - b) < 1000;
+}
+
 /** Lock owners on this machine: pid and host; liveness by signal 0. */
 export const nodeLockIdentity: LockIdentity = {
 	lockOwner: (): LockOwner => ({
@@ -47,7 +52,10 @@ export const nodeLockIdentity: LockIdentity = {
 	}),
 	isLockOwnerAlive(owner: LockOwner): boolean {
 		if (owner.host !== hostname()) return true; // another machine: cannot tell, so never steal
-		if (owner.pid === process.pid) return isLockHeldHere(owner.token);
+		// Taken by this very process (same pid and start time): alive. It may belong to another thread (a
+		// worker's engine), whose locks this thread cannot see; a lock left by a thread that died stays
+		// until the process ends, which is safer than two writers.
+		if (owner.pid === process.pid) return isLockHeldHere(owner.token) || sameStart(owner.startedAt, processStartedAt);
 		try {
 			process.kill(owner.pid, 0);
 		} catch (error) {
@@ -55,7 +63,7 @@ export const nodeLockIdentity: LockIdentity = {
 		}
 		// The pid runs, but it may have been reused by another process since the lock was taken.
 		const startedAt = processStartTime(owner.pid);
-		return startedAt === undefined || Math.abs(startedAt - owner.startedAt) < 1000;
+		return startedAt === undefined || sameStart(startedAt, owner.startedAt);
 	},
 };
 
@@ -131,10 +139,14 @@ export function createNodeSyncStorage(): SyncStorage {
 			}),
 		list: (dir) =>
 			guarded(dir, (): DirEntry[] => {
-				if (!fs.existsSync(dir)) return [];
-				return fs
-					.readdirSync(dir, { withFileTypes: true })
-					.map((e) => ({ name: e.name, isFile: e.isFile(), isDirectory: e.isDirectory() }));
+				try {
+					return fs
+						.readdirSync(dir, { withFileTypes: true })
+						.map((e) => ({ name: e.name, isFile: e.isFile(), isDirectory: e.isDirectory() }));
+				} catch (error) {
+					if (isNoDirectory(error)) return [];
+					throw error;
+				}
 			}),
 		mkdir: (dir) =>
 			guarded(dir, () => {

@@ -36,7 +36,8 @@ export interface ListOptions {
 
 function* jsonlFiles(dir: string): Task<string[]> {
 	const entries = yield* io("list", dir);
-	return entries.filter((e) => e.isFile && e.name.endsWith(".jsonl")).map((e) => joinPath(dir, e.name));
+	// Not only plain files: a session may be a symbolic link (reading it tells whether it is a session).
+	return entries.filter((e) => !e.isDirectory && e.name.endsWith(".jsonl")).map((e) => joinPath(dir, e.name));
 }
 
 /** The header of a file if it is a session (reads at most 1 MiB); `null` otherwise. */
@@ -111,7 +112,8 @@ export function sessionInfoOf(path: string, records: readonly FileEntry[], mtime
 		messageCount++;
 		const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown };
 		// As pi: only user and assistant messages that have content count as activity and text.
-		if (!("content" in message) || (message.role !== "user" && message.role !== "assistant")) continue;
+		if (typeof message !== "object" || message === null || !("content" in message)) continue;
+		if (message.role !== "user" && message.role !== "assistant") continue;
 		const activity = typeof message.timestamp === "number" ? message.timestamp : Date.parse(record.timestamp);
 		if (!Number.isNaN(activity)) lastActivity = Math.max(lastActivity, activity);
 		const text = textOf(message.content);
@@ -161,7 +163,7 @@ async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) =>
 async function listFiles(storage: Storage, files: string[], options: ListOptions): Promise<SessionInfo[]> {
 	options.signal?.throwIfAborted();
 	let loaded = 0;
-	const infos = await pool(files, options.concurrency ?? 8, async (path) => {
+	const infos = await pool(files, Math.max(1, Math.floor(options.concurrency ?? 8) || 8), async (path) => {
 		options.signal?.throwIfAborted();
 		const info = await runTask(sessionInfoTask(path, options.signal), storage);
 		options.onProgress?.(++loaded, files.length);

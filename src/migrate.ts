@@ -21,10 +21,16 @@ export interface MigrationResult {
 
 type Record_ = { [field: string]: unknown; type: string };
 
-/** The version a file declares (v1 files have no `version`). */
+/**
+ * The version a file declares: v1 files have none. As in pi, a version that is not a number is read as
+ * one (`"3"` is 3), and one that is no number at all is not migrated (it is taken as current).
+ */
 export function sessionVersion(entries: readonly FileEntry[]): number {
 	const header = entries.find(isSessionHeader) as SessionHeader | undefined;
-	return typeof header?.version === "number" ? header.version : 1;
+	const declared: unknown = header?.version;
+	if (declared === undefined || declared === null) return 1;
+	const version = Number(declared);
+	return Number.isNaN(version) ? CURRENT_SESSION_VERSION : version;
 }
 
 /** v1 → v2: a linear chain of fresh ids; compaction indices become ids. */

@@ -2,7 +2,7 @@
  * Sessions on storage, run on both adapters: lazy creation, reopening, migration with backup, damaged
  * files, locks, durability modes, forks, discovery and listing.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -552,6 +552,36 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		expect((await listAllSessions(storage, sessionsRoot)).length).toBe(3);
 	});
 
+	it("listing: an odd message entry, a file where a project directory should be, any concurrency", async () => {
+		const { storage, root } = await setup();
+		const sessionsRoot = `${root}/sessions`;
+		const odd = `${sessionsRoot}/--p--/2025-01-01T00-00-00-000Z_odd.jsonl`;
+		const message = (id: string, parent: string | null, body: string) =>
+			`{"type":"message","id":"${id}","parentId":${parent ? `"${parent}"` : null},"timestamp":"2025-01-01T00:00:01.000Z","message":${body}}`;
+		await write(
+			storage,
+			odd,
+			`${[header("odd"), message("aaaaaaaa", null, '"not an object"'), message("bbbbbbbb", "aaaaaaaa", JSON.stringify(user("hi")))].join("\n")}\n`,
+		);
+		await write(storage, `${sessionsRoot}/--not-a-directory--`, "plain file\n");
+		for (const concurrency of [undefined, 0, 0.5, Number.NaN, -1]) {
+			const infos = await listAllSessions(storage, sessionsRoot, { concurrency });
+			expect(infos.map((info) => [info.path, info.messageCount, info.firstMessage])).toEqual([[odd, 2, "hi"]]);
+		}
+	});
+
+	it('a header whose version is the text "3" is read as version 3, as pi does: no migration', async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/v.jsonl`;
+		const content = `${header("v").replace('"version":3', '"version":"3"')}\n${custom("aaaaaaaa", null)}\n${custom("bbbbbbbb", null)}\n`;
+		await write(storage, path, content);
+		const session = await Session.open(storage, path);
+		expect(session.report.migratedFrom).toBeUndefined();
+		expect(session.tree.getTree().map((node) => node.entry.id)).toEqual(["aaaaaaaa", "bbbbbbbb"]); // two roots kept
+		await session.close();
+		expect(await readText(storage, path)).toBe(content);
+	});
+
 	it("listing can be cancelled", async () => {
 		const { storage, root } = await setup();
 		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
@@ -566,3 +596,21 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 async function lockToken(storage: Storage, path: string): Promise<string> {
 	return JSON.parse(await readText(storage, `${path}.lock`)).token;
 }
+
+it("on disk, a session file that is a symbolic link is listed and found (as pi does)", async () => {
+	const dir = mkdtempSync(join(tmpdir(), "session-symlink-"));
+	try {
+		const storage = createNodeStorage();
+		const real = await Session.create(storage, { cwd: "/p", sessionDir: `${dir}/elsewhere` });
+		await real.appendMessage(user("linked"));
+		await real.appendMessage(assistant("answer"));
+		await real.close();
+		const link = `${dir}/sessions/2030-01-01T00-00-00-000Z_linked.jsonl`;
+		mkdirSync(`${dir}/sessions`);
+		symlinkSync(real.path as string, link);
+		expect((await listSessions(storage, `${dir}/sessions`)).map((info) => info.path)).toEqual([link]);
+		expect(await runTask(findMostRecentSession(`${dir}/sessions`), storage)).toBe(link);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});

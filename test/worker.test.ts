@@ -1,12 +1,19 @@
 /**
- * The worker on Node, where listeners can be counted and a worker's heap limited: signals passed to many
- * calls, and what callers see when the worker runs out of memory.
+ * The worker on Node, where listeners can be counted and a worker's heap limited: locks between the
+ * worker and this thread, signals passed to many calls, and what callers see when the worker runs out
+ * of memory.
  * (Terminating and a worker that fails to load are checked on every runtime, in conformance/fixtures.ts.)
  */
 import { getEventListeners } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
+import { createNodeStorage } from "../adapters/node.ts";
 import { EngineWorkerError, nodeWorkerEntryUrl, startEngineWorker } from "../adapters/worker.ts";
+import { Session, SessionLockedError } from "../src/index.ts";
+import { assistantMessage, userMessage } from "./support/messages.ts";
 
 /** The error a promise rejects with (it must reject). */
 async function rejection(promise: Promise<unknown>): Promise<Error> {
@@ -19,6 +26,26 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 }
 
 describe("the engine worker's life", () => {
+	it("a session this thread holds open cannot be opened for writing by the worker (another thread)", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "pi-worker-lock-"));
+		try {
+			const here = await Session.create(createNodeStorage(), { cwd: "/p", sessionDir: dir });
+			await here.appendMessage(userMessage("hi", 1));
+			await here.appendMessage(assistantMessage("hello", { timestamp: 2 }));
+			const path = here.path as string;
+			const { engine, terminate } = await startEngineWorker({ storage: "node", agentDir: dir });
+			await expect(engine.open(path)).rejects.toBeInstanceOf(SessionLockedError);
+			const reader = await engine.open(path, { readOnly: true });
+			expect(reader.entryCount).toBe(2);
+			await here.close();
+			const writer = await engine.open(path); // free once this thread let go
+			await engine.close(writer.handle);
+			await terminate();
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
 	it("a long-lived AbortSignal passed to many calls keeps no listener once they are done", async () => {
 		const { engine, terminate } = await startEngineWorker({ storage: "memory" });
 		const signal = new AbortController().signal;
