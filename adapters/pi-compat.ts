@@ -11,7 +11,7 @@
  * session.appendMessage({ role: "user", content: "hi", timestamp: Date.now() });
  * @module
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import {
 	findMostRecentSession as findMostRecentTask,
@@ -114,6 +114,8 @@ export type ReadonlySessionManager = Pick<
 export class SessionManager {
 	#core: SessionCore;
 	readonly #persist: boolean;
+	/** The file named by `setSessionFile` when not persisting: read, never written (as pi). */
+	#memoryFile: string | undefined;
 
 	private constructor(core: SessionCore, persist: boolean) {
 		this.#core = track(core);
@@ -134,8 +136,11 @@ export class SessionManager {
 	}
 
 	static #openCore(path: string, sessionDir?: string, cwdOverride?: string): SessionCore {
-		const cwd = cwdOverride ?? (existsSync(path) ? undefined : process.cwd());
-		return runTaskSync(SessionCore.open(path, { sessionDir: sessionDir && resolve(sessionDir), cwd }), storage);
+		// As pi: a new or empty file gets this process's working directory, and so does a header without one.
+		const cwd = cwdOverride ?? (statSync(path, { throwIfNoEntry: false })?.size ? undefined : process.cwd());
+		const core = runTaskSync(SessionCore.open(path, { sessionDir: sessionDir && resolve(sessionDir), cwd }), storage);
+		if (typeof core.cwd !== "string") core.cwd = process.cwd();
+		return core;
 	}
 
 	/** Continue the most recent session in the directory, or start a new one. */
@@ -173,6 +178,16 @@ export class SessionManager {
 	/** Switch to another session file. */
 	setSessionFile(sessionFile: string): void {
 		const path = resolve(sessionFile);
+		if (!this.#persist) {
+			// Read the file (if any), lock nothing, write nothing.
+			this.#memoryFile = path;
+			const read = statSync(path, { throwIfNoEntry: false })?.size
+				? runTaskSync(SessionCore.open(path, { readOnly: true }), storage)
+				: undefined;
+			const cwd = this.#core.cwd;
+			this.#core = read ? SessionCore.detached(read.tree) : SessionCore.inMemory({ cwd });
+			return;
+		}
 		// Reloading the current file: give up its lock first, or the reopen would find it taken (by us).
 		if (path === this.#core.path) release(this.#core);
 		const next = SessionManager.#openCore(path, this.#core.sessionDir, this.#core.cwd);
@@ -188,10 +203,10 @@ export class SessionManager {
 			: SessionCore.inMemory({ cwd, ...options });
 		release(this.#core);
 		this.#core = track(next);
-		return next.path;
+		return this.#persist ? next.path : this.#memoryFile;
 	}
 
-	/** Release the writer lock (ours; pi has no locks). The manager must not be used afterwards. */
+	/** Release the writer lock (ours; pi has no locks). Appends afterwards throw `SessionClosedError`. */
 	close(): void {
 		release(this.#core);
 	}
@@ -209,7 +224,7 @@ export class SessionManager {
 		return this.#core.tree.getSessionId();
 	}
 	getSessionFile(): string | undefined {
-		return this.#core.path;
+		return this.#persist ? this.#core.path : this.#memoryFile;
 	}
 
 	// Appending -------------------------------------------------------------------------------------
@@ -283,7 +298,8 @@ export class SessionManager {
 		return this.#core.tree.getLabel(id);
 	}
 	getBranch(fromId?: string): SessionEntry[] {
-		return this.#core.tree.getBranch(fromId);
+		// pi treats `null` (from a loose caller) as "from the leaf", like no argument.
+		return this.#core.tree.getBranch(fromId ?? undefined);
 	}
 	buildSessionContext(): SessionContext {
 		return this.#core.tree.buildSessionContext();

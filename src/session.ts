@@ -127,6 +127,7 @@ export class SessionCore {
 	/** Entries already scanned for an assistant message, and whether one was seen. */
 	#scanned = 0;
 	#sawAssistant = false;
+	#closed = false;
 	/** Lines of appended entries not written yet, by index in the tree: encoded when appended. */
 	readonly #unwritten = new Map<number, string>();
 
@@ -154,6 +155,18 @@ export class SessionCore {
 			const tree = this.tree;
 			tree.setOnAppend((entry) => this.#unwritten.set(tree.size, encodeAppended(entry)));
 		}
+	}
+
+	/** A session that is never written, holding `tree` (read from a file, say, by a manager that never writes). */
+	static detached(tree: SessionTree, sessionDir = ""): SessionCore {
+		return new SessionCore({
+			tree,
+			path: undefined,
+			sessionDir,
+			readOnly: false,
+			fileExists: false,
+			report: emptyReport(false),
+		});
 	}
 
 	/** A session that is never written. */
@@ -192,6 +205,8 @@ export class SessionCore {
 	 */
 	static *open(path: string, options: OpenOptions = {}): Task<SessionCore> {
 		const readOnly = options.readOnly ?? false;
+		// A session may be opened at a path whose directory does not exist yet (pi creates it).
+		if (!readOnly) yield* io("mkdir", dirname(path));
 		const lock = readOnly ? undefined : yield* acquireLock(path);
 		try {
 			const core = yield* SessionCore.#load(path, options, readOnly);
@@ -242,6 +257,7 @@ export class SessionCore {
 
 	/** Throws unless appends are allowed. */
 	assertWritable(): void {
+		if (this.#closed) throw new SessionClosedError(`${this.path ?? "the in-memory session"} is closed`);
 		if (this.readOnly) throw new SessionReadOnlyError(`${this.path} was opened read-only`);
 	}
 
@@ -307,6 +323,7 @@ export class SessionCore {
 
 	/** Release the writer lock. */
 	*close(): Task<void> {
+		this.#closed = true;
 		if (this.lock) yield* releaseLock(this.lock);
 		this.lock = undefined;
 	}

@@ -30,6 +30,7 @@ import {
 	type AgentMessage,
 	type ImageContent,
 	Session,
+	SessionClosedError,
 	type SessionContext,
 	type SessionEntry,
 	SessionLockedError,
@@ -1154,5 +1155,75 @@ describe("facade specifics", () => {
 		} finally {
 			second.close();
 		}
+	});
+
+	it("edge cases where pi has an answer, answered as pi does", () => {
+		const dir = freshDir("edges");
+		const both = <T>(make: (manager: typeof SessionManager) => T): [T, T] => [
+			make(SessionManager),
+			make(pi.SessionManager as unknown as typeof SessionManager),
+		];
+		// A path in a directory that does not exist yet: created, and the session written there.
+		const nested = both((M) => {
+			const path = join(dir, M === SessionManager ? "ours" : "pis", "new", "s.jsonl");
+			const manager = M.open(path);
+			manager.appendMessage(user("hi", BASE));
+			manager.appendMessage(assistant("hello", BASE + 1));
+			(manager as Partial<SessionManager>).close?.();
+			return readFileSync(path, "utf8").trim().split("\n").length;
+		});
+		expect(nested).toEqual([3, 3]);
+		// An empty file, and a header without cwd: this process's working directory.
+		writeFileSync(join(dir, "empty.jsonl"), "");
+		const empty = SessionManager.open(join(dir, "empty.jsonl"));
+		expect(empty.getCwd()).toBe(process.cwd());
+		expect(empty.getHeader()?.cwd).toBe(process.cwd());
+		empty.close();
+		writeFileSync(
+			join(dir, "nocwd.jsonl"),
+			'{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00.000Z"}\n',
+		);
+		const [ourCwd, piCwd] = both((M) => M.open(join(dir, "nocwd.jsonl"), undefined).getCwd());
+		expect(ourCwd).toBe(piCwd);
+		// getBranch(null) from a loose caller: the leaf's path, as pi.
+		const [ours, theirs] = both((M) => {
+			const manager = M.inMemory("/p");
+			manager.appendMessage(user("a", BASE));
+			manager.appendMessage(assistant("b", BASE + 1));
+			return manager.getBranch(null as unknown as string).length;
+		});
+		expect(ours).toBe(theirs);
+	});
+
+	it("an in-memory manager switched to a file reads it and writes nothing, not even a lock", () => {
+		const dir = freshDir("memory-file");
+		const source = pi.SessionManager.create("/project", dir);
+		source.appendMessage(user("hi", BASE) as never);
+		source.appendMessage(assistant("hello", BASE + 1) as never);
+		const path = defined(source.getSessionFile(), "file");
+		const before = readFileSync(path, "utf8");
+		const missing = join(dir, "missing.jsonl");
+		for (const M of [SessionManager, pi.SessionManager as unknown as typeof SessionManager]) {
+			const manager = M.inMemory("/project");
+			manager.setSessionFile(path);
+			expect(manager.getEntries()).toHaveLength(2);
+			manager.appendMessage(user("more", BASE + 2));
+			expect([manager.getSessionFile(), manager.isPersisted()]).toEqual([path, false]);
+			manager.setSessionFile(missing);
+			manager.appendMessage(user("x", BASE + 3));
+			manager.appendMessage(assistant("y", BASE + 4));
+			expect(manager.getSessionFile()).toBe(missing);
+		}
+		expect(readFileSync(path, "utf8")).toBe(before);
+		expect(readdirSync(dir).sort()).toEqual([path.slice(dir.length + 1)]);
+	});
+
+	it("after close(), appends throw SessionClosedError instead of writing without the lock", () => {
+		const manager = SessionManager.create("/project", freshDir("closed"));
+		manager.appendMessage(user("hi", BASE));
+		manager.appendMessage(assistant("hello", BASE + 1));
+		manager.close();
+		expect(() => manager.appendMessage(user("late", BASE + 2))).toThrow(SessionClosedError);
+		expect(readFileSync(defined(manager.getSessionFile(), "file"), "utf8").trim().split("\n")).toHaveLength(3);
 	});
 });
