@@ -188,7 +188,9 @@ async function createStorage(config: WorkerEngineConfig): Promise<{ storage: Sto
 export const engineFactory: EngineFactory = {
 	async createEngine(config: WorkerEngineConfig): Promise<Engine> {
 		const { storage, agentDir } = await createStorage(config);
-		return Comlink.proxy(new Engine({ storage, agentDir, durability: config.durability ?? "group" }));
+		// No copies inside the engine: what it returns is copied on its way to the other thread anyway.
+		const engine = new Engine({ storage, agentDir, durability: config.durability ?? "group", copyResults: false });
+		return Comlink.proxy(engine);
 	},
 };
 

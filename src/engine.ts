@@ -25,9 +25,9 @@ import type {
 } from "./entries.ts";
 import { type ErrorData, errorToData } from "./error-data.ts";
 import type { Diagnostic } from "./jsonl.ts";
-import { defaultSessionDir, sessionsRoot } from "./paths.ts";
+import { defaultSessionDir, dirname, sessionsRoot } from "./paths.ts";
 import { type Durability, type OpenReport, Session } from "./session.ts";
-import { runTask, type Storage, type Task } from "./storage.ts";
+import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import type { SessionTree } from "./tree.ts";
 
 /** Names an open session inside one engine. */
@@ -44,6 +44,11 @@ export interface EngineOptions {
 	agentDir: string;
 	/** Default durability of sessions this engine opens (default `"none"`, like pi). */
 	durability?: Durability;
+	/**
+	 * Hand out copies of entries, contexts and reports (default `true`), so that a caller changing them
+	 * cannot change the sessions. The worker turns it off: sending them to another thread copies them.
+	 */
+	copyResults?: boolean;
 }
 
 /** What a caller learns about an open session. */
@@ -123,6 +128,12 @@ export interface BatchCall {
 /** The outcome of one call of a batch. */
 export type BatchResult = { ok: true; value: unknown } | { ok: false; error: ErrorData };
 
+/** A page bound as given by a caller: a whole number, at least 0 (NaN is refused). */
+function pageBound(value: number, name: string): number {
+	if (Number.isNaN(value)) throw new RangeError(`getContext: ${name} is NaN`);
+	return Math.max(0, Math.floor(value));
+}
+
 /** Progress of long work: `(done, total)` in bytes (opening) or files (listing). */
 export type ProgressCallback = (done: number, total: number) => void;
 
@@ -174,10 +185,13 @@ export class Engine {
 	readonly #sessions = new Map<SessionHandle, Session>();
 	#nextHandle = 1;
 
+	readonly #copyResults: boolean;
+
 	constructor(options: EngineOptions) {
 		this.#storage = options.storage;
 		this.#agentDir = options.agentDir;
 		this.#durability = options.durability ?? "none";
+		this.#copyResults = options.copyResults ?? true;
 	}
 
 	// Discovery -------------------------------------------------------------------------------------
@@ -267,20 +281,26 @@ export class Engine {
 
 	/** Write a session file as given (exclusive: never overwrites), e.g. one uploaded by a user. */
 	async importSessionFile(path: string, bytes: Uint8Array): Promise<void> {
-		await this.#storage.mkdir(path.slice(0, Math.max(1, path.lastIndexOf("/"))));
+		const dir = dirname(path);
+		if (dir !== ".") await this.#storage.mkdir(dir);
 		await this.#storage.createExclusive(path, [bytes], true);
 	}
 
-	/** The bytes of a file, e.g. to download a session. */
+	/**
+	 * The bytes of a file, e.g. to download a session. A new session has no file before its first
+	 * assistant message: that is `not-found`, as for any missing file.
+	 */
 	async exportSessionFile(path: string): Promise<Uint8Array> {
 		const stat = await this.#storage.stat(path);
-		return stat ? this.#storage.readRange(path, 0, stat.size) : new Uint8Array(0);
+		if (!stat) throw new StorageError("not-found", path, `not-found: ${path}: no such file`);
+		if (!stat.isFile) throw new StorageError("io", path, `io: ${path}: not a file`);
+		return this.#storage.readRange(path, 0, stat.size);
 	}
 
 	// Per session -----------------------------------------------------------------------------------
 
 	async summary(handle: SessionHandle): Promise<SessionSummary> {
-		return this.#summarize(handle, this.#session(handle));
+		return this.#out(this.#summarize(handle, this.#session(handle)));
 	}
 
 	appendMessage(handle: SessionHandle, message: StoredMessage | AgentMessage): Promise<string> {
@@ -339,31 +359,36 @@ export class Engine {
 	}
 
 	async getEntry(handle: SessionHandle, id: string): Promise<SessionEntry | undefined> {
-		return this.#tree(handle).getEntry(id);
+		return this.#out(this.#tree(handle).getEntry(id));
 	}
 	async getChildren(handle: SessionHandle, parentId: string): Promise<SessionEntry[]> {
-		return this.#tree(handle).getChildren(parentId);
+		return this.#out(this.#tree(handle).getChildren(parentId));
 	}
 	/** Entries root → `fromId` (default: the leaf). */
 	async getBranch(handle: SessionHandle, fromId?: string): Promise<SessionEntry[]> {
-		return this.#tree(handle).getBranch(fromId);
+		return this.#out(this.#tree(handle).getBranch(fromId));
 	}
 	async getLabel(handle: SessionHandle, id: string): Promise<string | undefined> {
 		return this.#tree(handle).getLabel(id);
 	}
 	/** The whole tree, nested (for very deep sessions prefer `getOutline`). */
 	async getTree(handle: SessionHandle): Promise<SessionTreeNode[]> {
-		return this.#tree(handle).getTree();
+		return this.#out(this.#tree(handle).getTree());
 	}
 
-	/** Every entry as a flat outline node in file order: cheap to send, enough to draw a navigator. */
+	/**
+	 * Every entry of the tree as a flat outline node in file order: cheap to send, enough to draw a
+	 * navigator. Parents are as the tree placed them (a damaged file's re-rooted entries are roots), and
+	 * an entry whose id was taken by an earlier one is left out, as in `getTree`.
+	 */
 	async getOutline(handle: SessionHandle): Promise<OutlineNode[]> {
 		const tree = this.#tree(handle);
-		return tree.getEntries().map((entry) => {
+		const indexed = tree.getEntries().filter((entry) => tree.getEntry(entry.id) === entry);
+		return indexed.map((entry) => {
 			const label = tree.getLabel(entry.id);
 			const node: OutlineNode = {
 				id: entry.id,
-				parentId: entry.parentId,
+				parentId: tree.getParentId(entry.id) ?? null,
 				type: entry.type,
 				timestamp: entry.timestamp,
 				childCount: tree.getChildren(entry.id).length,
@@ -380,20 +405,21 @@ export class Engine {
 		page: { leafId?: string | null; offset?: number; limit?: number } = {},
 	): Promise<ContextPage> {
 		const context = this.#tree(handle).buildSessionContext(page.leafId);
-		const offset = Math.max(0, page.offset ?? 0);
-		const end = page.limit === undefined ? undefined : offset + Math.max(0, page.limit);
-		return {
+		const total = context.messages.length;
+		const offset = Math.min(total, pageBound(page.offset ?? 0, "offset"));
+		const end = page.limit === undefined ? undefined : offset + pageBound(page.limit, "limit");
+		return this.#out({
 			messages: context.messages.slice(offset, end),
-			total: context.messages.length,
+			total,
 			offset,
 			thinkingLevel: context.thinkingLevel,
 			model: context.model,
-		};
+		});
 	}
 
 	/** Diagnostics found when the session was opened. */
 	async getDiagnostics(handle: SessionHandle): Promise<Diagnostic[]> {
-		return this.#session(handle).report.diagnostics;
+		return this.#out(this.#session(handle).report.diagnostics);
 	}
 
 	/** Continue in a new file holding the root → `leafId` path (pi's `createBranchedSession`). */
@@ -450,17 +476,19 @@ export class Engine {
 
 	/** Write what is pending, release the session's lock and forget the handle. */
 	async close(handle: SessionHandle): Promise<void> {
-		const session = this.#session(handle);
+		// The handle is forgotten once closed: a close that fails (its lock could not be released) can be
+		// tried again. Meanwhile the session takes no changes.
+		await this.#session(handle).close();
 		this.#sessions.delete(handle);
-		await session.close();
 	}
 
-	/** Close every open session (the worker calls this before it ends). */
+	/** Close every open session (the worker calls this before it ends); every failure is reported. */
 	async closeAll(): Promise<void> {
 		const handles = [...this.#sessions.keys()];
 		const results = await Promise.allSettled(handles.map((handle) => this.close(handle)));
-		const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-		if (failure) throw failure.reason;
+		const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+		if (failures.length === 1) throw failures[0];
+		if (failures.length > 1) throw new AggregateError(failures, `${failures.length} sessions failed to close`);
 	}
 
 	/** Handles of the sessions open now. */
@@ -469,6 +497,11 @@ export class Engine {
 	}
 
 	// Internals -------------------------------------------------------------------------------------
+
+	/** A result to hand out: a copy, unless copying is left to the thread boundary (`copyResults`). */
+	#out<T>(value: T): T {
+		return this.#copyResults ? structuredClone(value) : value;
+	}
 
 	#run<T>(task: Task<T>): Promise<T> {
 		return runTask(task, this.#storage);

@@ -209,6 +209,15 @@ export class SessionTree {
 		return this.#nodes.get(id)?.entry;
 	}
 	/** Direct children of an entry, in append order. */
+	/**
+	 * The parent of an entry as this tree placed it: `null` for a root, including an entry made a root
+	 * because its parent was missing or came later in the file; `undefined` for an id not in the tree.
+	 */
+	getParentId(id: string): string | null | undefined {
+		const node = this.#nodes.get(id);
+		return node && (node.parent?.entry.id ?? null);
+	}
+
 	getChildren(parentId: string): SessionEntry[] {
 		return this.#nodes.get(parentId)?.children.map((child) => child.entry) ?? [];
 	}

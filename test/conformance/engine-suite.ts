@@ -116,7 +116,9 @@ export function engineConformance(
 			const question = await engine.appendMessage(h, user("How do I list files?"));
 			await engine.appendModelChange(h, "anthropic", "claude");
 			await engine.appendThinkingLevelChange(h, "high");
-			expect((await engine.exportSessionFile(created.path as string)).length).toBe(0); // no file before an assistant
+			// No file before an assistant message: exporting it is `not-found`, not an empty download.
+			const notYet = await rejection(engine.exportSessionFile(created.path as string));
+			expect(notYet !== "resolved" && [notYet.name, notYet.error.code]).toEqual(["StorageError", "not-found"]);
 			const answer = await engine.appendMessage(h, assistant("Use ls."));
 			expect((await lines(engine, created.path as string)).length).toBe(5);
 			await engine.appendCustomEntry(h, "ext", { state: [1, 2] });
@@ -455,6 +457,56 @@ export function engineConformance(
 			const listing = await rejection(engine.list(root, broken));
 			expect(listing !== "resolved" && listing.name).toBe("RangeError");
 			expect(await engine.openHandles()).toEqual([]);
+		});
+
+		test("outline of a damaged file agrees with the tree; results are copies; pages are whole numbers", async ({
+			engine,
+			root,
+		}) => {
+			const path = `${root}/damaged-outline.jsonl`;
+			const lines = [
+				header("o"),
+				custom("aaaaaaaa", null),
+				custom("bbbbbbbb", "aaaaaaaa"),
+				custom("cccccccc", "zzzzzzzz"), // missing parent
+				custom("bbbbbbbb", "aaaaaaaa"), // duplicate id
+				custom("dddddddd", "bbbbbbbb"),
+				custom("eeeeeeee", "eeeeeeee"), // its own parent
+			];
+			await engine.importSessionFile(path, encoder.encode(`${lines.join("\n")}\n`));
+			const { handle } = await engine.open(path, { readOnly: true });
+			const outline = (await engine.getOutline(handle)).map((node) => [node.id, node.parentId, node.childCount]);
+			const fromTree: unknown[] = [];
+			const walk = (nodes: { entry: SessionEntry; children: unknown[] }[], parentId: string | null) => {
+				for (const node of nodes) {
+					fromTree.push([node.entry.id, parentId, node.children.length]);
+					walk(node.children as never, node.entry.id);
+				}
+			};
+			walk(await engine.getTree(handle), null);
+			const byId = (a: unknown, b: unknown) => String((a as string[])[0]).localeCompare(String((b as string[])[0]));
+			expect(outline.sort(byId)).toEqual(fromTree.sort(byId));
+			expect(outline.map((node) => node[0])).toEqual(["aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd", "eeeeeeee"]);
+
+			// What the engine hands out cannot change the session.
+			const entry = (await engine.getEntry(handle, "aaaaaaaa")) as SessionEntry & { customType: string };
+			entry.customType = "changed by the caller";
+			const branch = await engine.getBranch(handle, "dddddddd");
+			branch.length = 0;
+			expect((await engine.getEntry(handle, "aaaaaaaa")) as unknown).toEqual(JSON.parse(custom("aaaaaaaa", null)));
+			expect((await engine.getBranch(handle, "dddddddd")).length).toBe(3);
+			await engine.close(handle);
+
+			const { handle: h } = await engine.create({ cwd: "/p", sessionDir: root });
+			for (const text of ["1", "2", "3", "4"]) await engine.appendMessage(h, user(text));
+			const page = await engine.getContext(h, { offset: 2.5, limit: 1.9 });
+			expect([page.offset, page.messages.length, page.total]).toEqual([2, 1, 4]);
+			expect((await engine.getContext(h, { offset: 99 })).offset).toBe(4);
+			const nan = await rejection(engine.getContext(h, { limit: Number.NaN }));
+			expect(nan !== "resolved" && nan.name).toBe("RangeError");
+			const notAFile = await rejection(engine.exportSessionFile(root));
+			expect(notAFile !== "resolved" && [notAFile.name, notAFile.error.code]).toEqual(["StorageError", "io"]);
+			await engine.close(h);
 		});
 
 		test("a cancelled call rejects with the signal's reason, as it is", async ({ engine, root }) => {
