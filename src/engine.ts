@@ -510,7 +510,7 @@ export class Engine {
 	#register(session: Session): SessionSummary {
 		const handle = `s${this.#nextHandle++}`;
 		this.#sessions.set(handle, session);
-		return this.#summarize(handle, session);
+		return this.#out(this.#summarize(handle, session));
 	}
 
 	#summarize(handle: SessionHandle, session: Session): SessionSummary {
