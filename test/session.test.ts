@@ -53,6 +53,9 @@ const header = (id = "s1", cwd = "/p") =>
 const custom = (id: string, parentId: string | null) =>
 	`{"type":"custom","customType":"x","id":"${id}","parentId":${parentId === null ? null : `"${parentId}"`},"timestamp":"2025-01-01T00:00:01.000Z"}`;
 
+/** What a call ends with, its rejection handled at once: the error, or its result as text. */
+const outcome = (call: Promise<unknown>): Promise<unknown> => call.then(String, (error: unknown) => error);
+
 async function readText(storage: Storage, path: string): Promise<string> {
 	const stat = await storage.stat(path);
 	return stat ? decoder.decode(await storage.readRange(path, 0, stat.size)) : "";
@@ -425,7 +428,6 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		const { storage, root } = await setup();
 		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
 		const ids = [await session.appendMessage(user("a")), await session.appendMessage(assistant("b"))];
-		const outcome = (append: Promise<string>) => append.then(String, (error: unknown) => error);
 		const closing = session.close();
 		const during = outcome(session.appendMessage(user("during close")));
 		await closing;
@@ -456,7 +458,6 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		const b = await session.appendMessage(assistant("b"));
 		const source = session.path as string;
 		failNext = true;
-		const outcome = (call: Promise<unknown>) => call.then(String, (error: unknown) => error);
 		const failing = outcome(session.appendMessage(user("fails")));
 		const branching = outcome(session.createBranchedSession(b));
 		expect(await failing).toBeInstanceOf(StorageError);
