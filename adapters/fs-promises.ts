@@ -18,7 +18,10 @@ interface FileHandleLike {
 export interface FsPromisesLike {
 	open(path: string, flags: string): Promise<FileHandleLike>;
 	rename(from: string, to: string): Promise<void>;
-	stat(path: string): Promise<{ size: number; mtimeMs: number; isFile(): boolean; isDirectory(): boolean }>;
+	stat(
+		path: string,
+	): Promise<{ size: number; mtimeMs: number; mode: number; isFile(): boolean; isDirectory(): boolean }>;
+	chmod(path: string, mode: number): Promise<void>;
 	readdir(
 		path: string,
 		options: { withFileTypes: true },
@@ -114,6 +117,12 @@ export function fsPromisesStorage(
 				const temporary = temporaryName(real);
 				try {
 					await writeAll(temporary, "wx", chunks, true);
+					// The file keeps its permissions (a session made private stays private).
+					const mode = await fs.stat(real).then(
+						(stat) => stat.mode & 0o7777,
+						() => undefined,
+					);
+					if (mode !== undefined) await fs.chmod(temporary, mode);
 					await fs.rename(temporary, real);
 				} catch (error) {
 					await fs.unlink(temporary).catch(() => undefined);

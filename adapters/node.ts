@@ -123,6 +123,9 @@ export function createNodeSyncStorage(): SyncStorage {
 				const temporary = temporaryName(path);
 				try {
 					writeAllSync(temporary, "wx", chunks, true);
+					// The file keeps its permissions (a session made private stays private).
+					const mode = fs.statSync(path, { throwIfNoEntry: false })?.mode;
+					if (mode !== undefined) fs.chmodSync(temporary, mode & 0o7777);
 					fs.renameSync(temporary, path);
 				} catch (error) {
 					fs.rmSync(temporary, { force: true });

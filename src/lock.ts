@@ -96,7 +96,16 @@ export function* acquireLock(path: string): Task<WriterLock> {
 			return { path, lockPath, owner };
 		} catch (error) {
 			heldHere.delete(owner.token);
-			if (!isStorageError(error, "exists")) throw error;
+			if (!isStorageError(error, "exists")) {
+				// Created but not written (a full disk): a lock file of ours, empty or whole, would lock the
+				// session against everyone, us included. Nobody else can have created it meanwhile.
+				try {
+					yield* io("remove", lockPath);
+				} catch {
+					// The write's failure is the one to report.
+				}
+				throw error;
+			}
 		}
 		const current = yield* readOwner(lockPath);
 		if (current && (yield* io("isLockOwnerAlive", current))) throw new SessionLockedError(path, current);

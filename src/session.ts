@@ -19,7 +19,7 @@ import { encodeEntry } from "./jsonl.ts";
 import { READ_CHUNK_BYTES, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
 import { acquireLock, releaseLock, type WriterLock } from "./lock.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
-import { io, isStorageError, runTask, type Storage, type Task } from "./storage.ts";
+import { io, isStorageError, runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
 
 /**
@@ -213,14 +213,26 @@ export class SessionCore {
 			core.lock = lock;
 			return core;
 		} catch (error) {
-			if (lock) yield* releaseLock(lock);
+			try {
+				if (lock) yield* releaseLock(lock);
+			} catch {
+				// The reason the open failed is what the caller needs to hear, not this one.
+			}
 			throw error;
 		}
 	}
 
-	static *#load(path: string, options: OpenOptions, readOnly: boolean): Task<SessionCore> {
+	static *#load(path: string, options: OpenOptions, readOnly: boolean, attempt = 1): Task<SessionCore> {
 		const sessionDir = options.sessionDir ?? dirname(path);
 		const read = yield* readSessionFile(path, options);
+		// pi writes without a lock: a file rewritten here may have grown since it was read. Then the
+		// rewrite is dropped (the original is untouched) and the file read again.
+		const changedSinceRead = function* (): Task<boolean> {
+			const now = yield* io("stat", path);
+			if (now?.size === (read?.size ?? 0) && (!read || "empty" in read || now.mtimeMs === read.mtimeMs)) return false;
+			if (attempt >= 3) throw new StorageError("io", path, `io: ${path}: kept changing while it was being rewritten`);
+			return true;
+		};
 		const fresh = (created: boolean, wroteHeader: boolean) => {
 			const tree = SessionTree.create({ cwd: options.cwd ?? "" });
 			return new SessionCore({
@@ -235,7 +247,9 @@ export class SessionCore {
 		if (!read) return fresh(true, false);
 		if ("empty" in read) {
 			const core = fresh(false, !readOnly);
-			if (!readOnly) yield* io("replace", path, [encoder.encode(encodeEntry(core.tree.getHeader()))]);
+			if (readOnly) return core;
+			if (yield* changedSinceRead()) return yield* SessionCore.#load(path, options, readOnly, attempt + 1);
+			yield* io("replace", path, [encoder.encode(encodeEntry(core.tree.getHeader()))]);
 			return core;
 		}
 
@@ -246,7 +260,12 @@ export class SessionCore {
 		};
 		if (read.migration.changed) report.migratedFrom = { version: read.migration.fromVersion };
 		if (!readOnly && read.migration.changed) {
-			report.migratedFrom = { version: read.migration.fromVersion, backupPath: yield* backUp(path, read) };
+			const backupPath = yield* backUp(path, read);
+			if (yield* changedSinceRead()) {
+				yield* io("remove", backupPath); // a copy of what is still there: nothing was changed yet
+				return yield* SessionCore.#load(path, options, readOnly, attempt + 1);
+			}
+			report.migratedFrom = { version: read.migration.fromVersion, backupPath };
 			yield* io("replace", path, encodeChunks(rewrittenLines(read)));
 		} else if (!readOnly && !read.endsWithNewline) {
 			yield* io("append", path, encoder.encode("\n"), false);
@@ -346,26 +365,47 @@ function* rewrittenLines(read: ReadSession): Generator<string> {
 	}
 }
 
-/** Copy the original next to it before a migration rewrite; never overwrites an earlier backup. */
+/**
+ * Copy the original next to it before a migration rewrite. The copy is written and flushed under a
+ * temporary name, then moved to the first free `<file>.v<N>.bak` name (reserved exclusively first, so an
+ * earlier backup is never overwritten): a failure or a crash midway never leaves a partial backup under
+ * the name people look for.
+ */
 function* backUp(path: string, read: ReadSession): Task<string> {
 	const base = `${path}.v${read.migration.fromVersion}`;
-	for (let attempt = 0; ; attempt++) {
-		const backupPath = attempt === 0 ? `${base}.bak` : `${base}.${attempt}.bak`;
-		try {
-			yield* io("createExclusive", backupPath, [], false);
-		} catch (error) {
-			if (isStorageError(error, "exists") && attempt < 1000) continue;
-			throw error;
-		}
+	const temporary = `${base}.bak.${crypto.randomUUID().slice(0, 8)}.tmp`;
+	let reserved: string | undefined;
+	try {
+		yield* io("createExclusive", temporary, [], false);
 		for (let offset = 0; offset < read.size; offset += READ_CHUNK_BYTES) {
-			yield* io(
-				"append",
-				backupPath,
-				yield* io("readRange", path, offset, Math.min(read.size, offset + READ_CHUNK_BYTES)),
-				false,
-			);
+			const end = Math.min(read.size, offset + READ_CHUNK_BYTES);
+			// The last part is flushed: the copy must be on disk before the original is rewritten.
+			yield* io("append", temporary, yield* io("readRange", path, offset, end), end === read.size);
 		}
-		return backupPath;
+		for (let attempt = 0; reserved === undefined; attempt++) {
+			const candidate = attempt === 0 ? `${base}.bak` : `${base}.${attempt}.bak`;
+			try {
+				yield* io("createExclusive", candidate, [], false);
+				reserved = candidate;
+			} catch (error) {
+				if (!isStorageError(error, "exists") || attempt >= 1000) throw error;
+			}
+		}
+		yield* io("rename", temporary, reserved);
+		return reserved;
+	} catch (error) {
+		yield* removeQuietly(temporary);
+		if (reserved) yield* removeQuietly(reserved);
+		throw error;
+	}
+}
+
+/** Remove a file of our own making after a failure; a failure to do so must not hide the first one. */
+function* removeQuietly(path: string): Task<void> {
+	try {
+		yield* io("remove", path);
+	} catch {
+		// The original error is the one to report.
 	}
 }
 

@@ -2,7 +2,7 @@
  * Sessions on storage, run on both adapters: lazy creation, reopening, migration with backup, damaged
  * files, locks, durability modes, forks, discovery and listing.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -169,6 +169,76 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		expect(await readText(storage, `${path}.v2.bak`)).toBe("an older backup");
 		expect((await readText(storage, path)).split("\n")[2]).toBe("not json at all");
 		expect(session.report.diagnostics.map((d) => [d.reason, d.line])).toEqual([["invalid-json", 3]]);
+		await session.close();
+	});
+
+	it("a migration while another program appends (pi takes no lock) loses nothing: it reads again", async () => {
+		const { storage: base, root } = await setup();
+		const path = `${root}/v2-busy.jsonl`;
+		const v2 = `${header().replace('"version":3', '"version":2')}\n${custom("aaaaaaaa", null)}\n`;
+		const late = `${custom("bbbbbbbb", "aaaaaaaa")}\n`;
+		let appendedMeanwhile = false;
+		const storage: Storage = {
+			...base,
+			createExclusive: async (target, chunks, durable) => {
+				// While the backup is being written, "pi" appends to the original.
+				if (!appendedMeanwhile && target.includes(".bak.")) {
+					appendedMeanwhile = true;
+					await base.append(path, encoder.encode(late), false);
+				}
+				return base.createExclusive(target, chunks, durable);
+			},
+		};
+		await write(base, path, v2);
+		const session = await Session.open(storage, path);
+		expect(session.tree.getEntries().map((entry) => entry.id)).toEqual(["aaaaaaaa", "bbbbbbbb"]);
+		expect(await readText(base, `${path}.v2.bak`)).toBe(v2 + late);
+		expect((await base.list(root)).map((e) => e.name).sort()).toEqual([
+			"v2-busy.jsonl",
+			"v2-busy.jsonl.lock",
+			"v2-busy.jsonl.v2.bak",
+		]);
+		await session.close();
+	});
+
+	it("a backup that fails midway leaves no partial .bak and the original as it was", async () => {
+		const { storage: base, root } = await setup();
+		const path = `${root}/v2-full-disk.jsonl`;
+		const v2 = `${header().replace('"version":3', '"version":2')}\n${custom("aaaaaaaa", null)}\n`;
+		await write(base, path, v2);
+		const storage: Storage = {
+			...base,
+			append: async (target, data, durable) => {
+				if (target.includes(".bak.")) throw new StorageError("io", target, "io: no space left");
+				return base.append(target, data, durable);
+			},
+		};
+		await expect(Session.open(storage, path)).rejects.toBeInstanceOf(StorageError);
+		expect(await readText(base, path)).toBe(v2);
+		expect((await base.list(root)).map((e) => e.name)).toEqual(["v2-full-disk.jsonl"]);
+		const session = await Session.open(base, path); // and it can be opened (and migrated) afterwards
+		expect(session.report.migratedFrom?.backupPath).toBe(`${path}.v2.bak`);
+		await session.close();
+	});
+
+	it("a lock file whose write fails is not left behind to lock everyone out", async () => {
+		const { storage: base, root } = await setup();
+		const path = `${root}/lock-write-fails.jsonl`;
+		let failLock = true;
+		const storage: Storage = {
+			...base,
+			createExclusive: async (target, chunks, durable) => {
+				if (failLock && target.endsWith(".lock")) {
+					failLock = false;
+					await base.createExclusive(target, [], durable); // created, then the write fails
+					throw new StorageError("io", target, "io: no space left");
+				}
+				return base.createExclusive(target, chunks, durable);
+			},
+		};
+		await expect(Session.create(storage, { cwd: "/p", sessionDir: root })).rejects.toBeInstanceOf(StorageError);
+		expect(await base.list(root)).toEqual([]);
+		const session = await Session.open(storage, path);
 		await session.close();
 	});
 
@@ -611,6 +681,21 @@ it("on disk, a session file that is a symbolic link is listed and found (as pi d
 		symlinkSync(real.path as string, link);
 		expect((await listSessions(storage, `${dir}/sessions`)).map((info) => info.path)).toEqual([link]);
 		expect(await runTask(findMostRecentSession(`${dir}/sessions`), storage)).toBe(link);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+it("on disk, a migrated file keeps its permissions (a private session stays private)", async () => {
+	const dir = mkdtempSync(join(tmpdir(), "session-mode-"));
+	try {
+		const path = join(dir, "private.jsonl");
+		writeFileSync(path, `${header().replace('"version":3', '"version":2')}\n${custom("aaaaaaaa", null)}\n`);
+		chmodSync(path, 0o600);
+		const session = await Session.open(createNodeStorage(), path);
+		expect(session.report.migratedFrom?.version).toBe(2);
+		await session.close();
+		expect(statSync(path).mode & 0o777).toBe(0o600);
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
