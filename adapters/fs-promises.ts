@@ -74,7 +74,7 @@ export function fsPromisesStorage(
 	const writeAll = async (
 		real: string,
 		flags: string,
-		chunks: readonly Uint8Array[],
+		chunks: Iterable<Uint8Array>,
 		durable: boolean,
 	): Promise<void> => {
 		const handle = await fs.open(real, flags);

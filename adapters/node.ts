@@ -85,7 +85,7 @@ function guarded<T>(path: string, action: () => T): T {
 	}
 }
 
-function writeAllSync(path: string, flags: string, chunks: readonly Uint8Array[], durable: boolean): void {
+function writeAllSync(path: string, flags: string, chunks: Iterable<Uint8Array>, durable: boolean): void {
 	const fd = fs.openSync(path, flags);
 	try {
 		for (const chunk of chunks) {

@@ -48,22 +48,23 @@ const encoder = new TextEncoder();
 /** Rewrites are handed to storage in chunks of about this many characters. */
 const REWRITE_CHUNK_CHARS = 4 << 20;
 
-/** Encode lines into chunks of bounded size, so no single string holds a whole large file. */
-export function encodeChunks(lines: Iterable<string>): Uint8Array[] {
-	const chunks: Uint8Array[] = [];
+/**
+ * Encode lines into chunks of bounded size, each as it is asked for: a rewrite of a large file holds one
+ * chunk at a time, not the whole file encoded.
+ */
+export function* encodeChunks(lines: Iterable<string>): Generator<Uint8Array, void, undefined> {
 	let pending: string[] = [];
 	let pendingChars = 0;
 	for (const line of lines) {
 		pending.push(line);
 		pendingChars += line.length;
 		if (pendingChars >= REWRITE_CHUNK_CHARS) {
-			chunks.push(encoder.encode(pending.join("")));
+			yield encoder.encode(pending.join(""));
 			pending = [];
 			pendingChars = 0;
 		}
 	}
-	if (pending.length > 0) chunks.push(encoder.encode(pending.join("")));
-	return chunks;
+	if (pending.length > 0) yield encoder.encode(pending.join(""));
 }
 
 /** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */

@@ -57,10 +57,14 @@ export interface StorageOps {
 	readRange(path: string, start: number, end: number): Uint8Array;
 	/** Append to a file, creating it if needed. */
 	append(path: string, data: Uint8Array, durable: boolean): void;
-	/** Create a file that must not exist yet (`exists` otherwise), with the given chunks as content. */
-	createExclusive(path: string, chunks: readonly Uint8Array[], durable: boolean): void;
+	/**
+	 * Create a file that must not exist yet (`exists` otherwise), with the given chunks as content. Chunks
+	 * may be produced as they are asked for (a rewrite of a large file is encoded while it is written):
+	 * iterate them once, in order.
+	 */
+	createExclusive(path: string, chunks: Iterable<Uint8Array>, durable: boolean): void;
 	/** Replace a file atomically: write a temporary file, flush it, rename it over `path`. */
-	replace(path: string, chunks: readonly Uint8Array[]): void;
+	replace(path: string, chunks: Iterable<Uint8Array>): void;
 	/** Rename; `not-found` if `from` does not exist. Replaces `to`. */
 	rename(from: string, to: string): void;
 	/** `null` when nothing is there. */

@@ -331,6 +331,15 @@ export function testStorage(name: string, factory: StorageFactory, t: TestApi, o
 		});
 
 		describe("createExclusive", () => {
+			test("takes chunks produced as they are asked for (a generator), for create and replace", async (c) => {
+				function* parts(...texts: string[]): Generator<Uint8Array> {
+					for (const text of texts) yield bytes(text);
+				}
+				await c.storage.createExclusive(c.at("lazy"), parts("a", "b", "c"), false);
+				expect(await readText(c, c.at("lazy"))).toBe("abc");
+				await c.storage.replace(c.at("lazy"), parts("d", "e"));
+				expect(await readText(c, c.at("lazy"))).toBe("de");
+			});
 			test("creates a file from several chunks, concatenated", async (c) => {
 				await c.storage.createExclusive(c.at("f"), [bytes("head\n"), bytes(""), bytes("a\n"), bytes("b\n")], false);
 				expect(await readText(c, c.at("f"))).toBe("head\na\nb\n");

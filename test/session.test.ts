@@ -77,9 +77,10 @@ function recording(storage: Storage): { storage: Storage; writes: { op: string; 
 				return storage.append(path, data, durable);
 			},
 			createExclusive: async (path, chunks, durable) => {
+				const all = [...chunks]; // produced lazily: read them once, then pass them on
 				if (path.endsWith(".jsonl"))
-					writes.push({ op: "createExclusive", durable, bytes: chunks.reduce((n, c) => n + c.length, 0) });
-				return storage.createExclusive(path, chunks, durable);
+					writes.push({ op: "createExclusive", durable, bytes: all.reduce((n, c) => n + c.length, 0) });
+				return storage.createExclusive(path, all, durable);
 			},
 		},
 	};
