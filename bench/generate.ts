@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FileEntry } from "../src/index.ts";
+import { seededUint32 } from "../test/support/random.ts";
 
 /** Where the real pi sessions live (read-only). */
 export const CORPUS_DIR: string = process.env.PI_CORPUS_DIR ?? "/work/shared/corpus";
@@ -39,18 +40,6 @@ export interface GeneratedSession {
 
 type Payload = { type: string; [field: string]: unknown };
 
-/** mulberry32: a tiny seeded PRNG of uint32s, so the same seed gives the same session. */
-function randomUint32(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return (t ^ (t >>> 14)) >>> 0;
-	};
-}
-
 function hex8(value: number): string {
 	return value.toString(16).padStart(8, "0");
 }
@@ -81,7 +70,7 @@ function readCorpus(dir: string): { payloads: Payload[]; summaries: { summary: s
 export function generateLinearSession(options: GenerateOptions = {}): GeneratedSession {
 	const { targetBytes = 100_000_000, seed = 42, compactions = 5, labels = 8 } = options;
 	const { payloads, summaries } = readCorpus(options.corpusDir ?? CORPUS_DIR);
-	const random = randomUint32(seed);
+	const random = seededUint32(seed);
 	const taken = new Set<string>();
 	// 8-hex ids collide at this scale (birthday bound), so retry as pi does.
 	const newId = (): string => {

@@ -23,6 +23,7 @@ import { acquireLock, SessionLockedError } from "../src/lock.ts";
 import { type Durability, Session, SessionReadOnlyError } from "../src/session.ts";
 import type { Effect, LockOwner, Storage, Task } from "../src/storage.ts";
 import { assistantMessage } from "./support/messages.ts";
+import { seededRandom } from "./support/random.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CHILD = fileURLToPath(new URL("./fixtures/append-child.ts", import.meta.url));
@@ -179,17 +180,6 @@ class Child {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function seeded(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
-
 interface RawLine {
 	/** 1-based line number. */
 	line: number;
@@ -303,7 +293,7 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 		it.skipIf(iterations.length === 0)(
 			`via ${via}, durability "${mode}": ${iterations.length} kills; acknowledged entries survive, only a torn last line`,
 			async () => {
-				const random = seeded(SEED + runIndex);
+				const random = seededRandom(SEED + runIndex);
 				const dir = temporaryDir();
 				const s: ModeStats = {
 					kills: 0,
