@@ -208,7 +208,6 @@ export class SessionTree {
 	getEntry(id: string): SessionEntry | undefined {
 		return this.#nodes.get(id)?.entry;
 	}
-	/** Direct children of an entry, in append order. */
 	/**
 	 * The parent of an entry as this tree placed it: `null` for a root, including an entry made a root
 	 * because its parent was missing or came later in the file; `undefined` for an id not in the tree.
@@ -217,7 +216,7 @@ export class SessionTree {
 		const node = this.#nodes.get(id);
 		return node && (node.parent?.entry.id ?? null);
 	}
-
+	/** Direct children of an entry, in append order. */
 	getChildren(parentId: string): SessionEntry[] {
 		return this.#nodes.get(parentId)?.children.map((child) => child.entry) ?? [];
 	}
