@@ -4,7 +4,7 @@
  * `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
  * @module
  */
-import { io, isStorageError, type LockOwner, type Task } from "./storage.ts";
+import { io, isStorageError, type LockOwner, removeQuietly, type Task } from "./storage.ts";
 
 /** Another writer holds the session. Open it read-only, or try again after that writer closes. */
 export class SessionLockedError extends Error {
@@ -99,11 +99,7 @@ export function* acquireLock(path: string): Task<WriterLock> {
 			if (!isStorageError(error, "exists")) {
 				// Created but not written (a full disk): a lock file of ours, empty or whole, would lock the
 				// session against everyone, us included. Nobody else can have created it meanwhile.
-				try {
-					yield* io("remove", lockPath);
-				} catch {
-					// The write's failure is the one to report.
-				}
+				yield* removeQuietly(lockPath);
 				throw error;
 			}
 		}

@@ -19,7 +19,7 @@ import { encodeEntry } from "./jsonl.ts";
 import { READ_CHUNK_BYTES, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
 import { acquireLock, releaseLock, type WriterLock } from "./lock.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
-import { io, isStorageError, runTask, type Storage, StorageError, type Task } from "./storage.ts";
+import { io, isStorageError, removeQuietly, runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
 
 /**
@@ -341,9 +341,14 @@ export class SessionCore {
 		yield* this.persist(this.tree.size, durable);
 	}
 
+	/** Refuse changes from now on (a session stops taking them as soon as it starts closing). */
+	stopChanges(): void {
+		this.#closed = true;
+	}
+
 	/** Release the writer lock. */
 	*close(): Task<void> {
-		this.#closed = true;
+		this.stopChanges();
 		if (this.lock) yield* releaseLock(this.lock);
 		this.lock = undefined;
 	}
@@ -401,15 +406,6 @@ function* backUp(path: string, read: ReadSession): Task<string> {
 	}
 }
 
-/** Remove a file of our own making after a failure; a failure to do so must not hide the first one. */
-function* removeQuietly(path: string): Task<void> {
-	try {
-		yield* io("remove", path);
-	} catch {
-		// The original error is the one to report.
-	}
-}
-
 /**
  * pi's `forkFrom`: a new session in `sessionDir` for `targetCwd` holding the source's whole history,
  * `parentSession` pointing at the source. Written at once with an exclusive create. The source is only read.
@@ -453,7 +449,6 @@ export class Session {
 	#tail: Promise<void> = Promise.resolve();
 	#openBatch: Promise<void> | undefined;
 	#failure: unknown;
-	#closed = false;
 	/** Cores this session branched away from whose lock the takeover has not released yet. */
 	readonly #branchedFrom = new Set<SessionCore>();
 
@@ -578,7 +573,7 @@ export class Session {
 
 	/** Write what is pending and release the writer lock. */
 	async close(): Promise<void> {
-		this.#closed = true;
+		this.#core.stopChanges();
 		try {
 			await this.flush();
 		} finally {
@@ -609,9 +604,8 @@ export class Session {
 
 	/** Throws unless the session takes changes: open, writable, and no write has failed. */
 	#assertChangeable(): void {
-		if (this.#closed) throw new SessionClosedError(`${this.path ?? "the in-memory session"} is closed`);
-		if (this.#failure) throw this.#failure;
 		this.#core.assertWritable();
+		if (this.#failure) throw this.#failure;
 	}
 
 	/**

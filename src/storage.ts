@@ -108,6 +108,18 @@ export function* io<K extends Operation>(op: K, ...args: Args<K>): Generator<Eff
 	return (yield { op, args } as Effect) as Result<K>;
 }
 
+/**
+ * Remove a file of our own making after a failure. Best effort: a failure to remove it must not hide
+ * the failure being reported.
+ */
+export function* removeQuietly(path: string): Task<void> {
+	try {
+		yield* io("remove", path);
+	} catch {
+		// The first failure is the one to report.
+	}
+}
+
 type AnyOperation = (...args: unknown[]) => unknown;
 
 /**
