@@ -119,7 +119,11 @@ export const BATCHABLE_METHODS: readonly string[] = [
 	"resetLeaf",
 ];
 
-/** One call of a batch: a batchable method's name and its arguments. */
+/**
+ * One call of a batch: a batchable method's name and its arguments, or `appendEncodedMessage` with
+ * `[handle, start, end, role]`: `appendMessage` of the message whose JSON text (UTF-8) is bytes
+ * `[start, end)` of the batch's `encoded` buffer.
+ */
 export interface BatchCall {
 	method: string;
 	args: unknown[];
@@ -429,15 +433,16 @@ export class Engine {
 
 	/**
 	 * Run many batchable calls (appends, branch moves) in order, as if issued back to back, and report each
-	 * outcome. The worker client sends calls issued in the same tick this way: one message, one write.
+	 * outcome. The worker client sends calls issued in the same tick this way: one message, one write. Their
+	 * messages come encoded, in one buffer (`encoded`), that the engine writes without decoding them.
 	 */
-	async runBatch(calls: BatchCall[]): Promise<BatchResult[]> {
+	async runBatch(calls: BatchCall[], encoded?: Uint8Array): Promise<BatchResult[]> {
 		const results: BatchResult[] = [];
 		// Calls whose change waits for a given write; a burst shares a few writes.
 		const waiting = new Map<Promise<void>, number[]>();
 		calls.forEach((call, index) => {
 			try {
-				const { value, written } = this.#applyChange(call);
+				const { value, written } = this.#applyChange(call, encoded);
 				results.push({ ok: true, value });
 				const indices = written && waiting.get(written);
 				if (indices) indices.push(index);
@@ -457,7 +462,17 @@ export class Engine {
 	}
 
 	/** One batchable call, applied now; `written` (if any) resolves when it is on storage. */
-	#applyChange({ method, args }: BatchCall): { value: unknown; written?: Promise<void> } {
+	#applyChange({ method, args }: BatchCall, encoded?: Uint8Array): { value: unknown; written?: Promise<void> } {
+		if (method === "appendEncodedMessage") {
+			// Indexed, not destructured: this runs for every message of a burst.
+			const session = this.#session(args[0] as SessionHandle);
+			const start = args[1] as number;
+			const end = args[2] as number;
+			const inRange = Number.isInteger(start) && Number.isInteger(end) && start >= 0 && end <= (encoded?.length ?? 0);
+			if (!encoded || !inRange) throw new TypeError("appendEncodedMessage: no such bytes in the batch's buffer");
+			const { id, written } = session.changeEncodedMessage(args[3] as string | undefined, encoded.subarray(start, end));
+			return { value: id, written };
+		}
 		const [handle, ...rest] = args as [SessionHandle, ...unknown[]];
 		const session = this.#session(handle);
 		if (method === "branch") return { value: session.branch(rest[0] as string) };

@@ -13,7 +13,16 @@
  * - one writer per file, by lock file (pi has none).
  * @module
  */
-import type { SessionEntry, SessionHeader } from "./entries.ts";
+import {
+	assertMessageJson,
+	decodeMessage,
+	EncodedMessage,
+	encodedLine,
+	encodeLines,
+	lineSize,
+	type PendingLine,
+} from "./encoded-message.ts";
+import type { AgentMessage, SessionEntry, SessionHeader, SessionMessageEntry } from "./entries.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { encodeEntry } from "./jsonl.ts";
 import { READ_CHUNK_BYTES, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
@@ -52,30 +61,39 @@ const REWRITE_CHUNK_CHARS = 4 << 20;
  * Encode lines into chunks of bounded size, each as it is asked for: a rewrite of a large file holds one
  * chunk at a time, not the whole file encoded.
  */
-export function* encodeChunks(lines: Iterable<string>): Generator<Uint8Array, void, undefined> {
-	let pending: string[] = [];
+export function* encodeChunks(lines: Iterable<PendingLine>): Generator<Uint8Array, void, undefined> {
+	let pending: PendingLine[] = [];
 	let pendingChars = 0;
 	for (const line of lines) {
 		pending.push(line);
-		pendingChars += line.length;
+		pendingChars += lineSize(line);
 		if (pendingChars >= REWRITE_CHUNK_CHARS) {
-			yield encoder.encode(pending.join(""));
+			yield encodeLines(pending);
 			pending = [];
 			pendingChars = 0;
 		}
 	}
-	if (pending.length > 0) yield encoder.encode(pending.join(""));
+	if (pending.length > 0) yield encodeLines(pending);
+}
+
+/** The error for an entry that cannot be written as JSON: `why` is what `JSON.stringify` threw. */
+export function unencodableEntryError(type: string, why: unknown): TypeError {
+	const reason = why instanceof Error ? why.message : String(why);
+	return new TypeError(`cannot append this ${type} entry: it cannot be written as JSON (${reason})`, { cause: why });
+}
+
+/** A message entry whose message is still the bytes it arrived as (see encoded-message.ts). */
+function isEncodedMessageEntry(entry: SessionEntry): entry is SessionMessageEntry & { message: EncodedMessage } {
+	return entry.type === "message" && (entry.message as unknown) instanceof EncodedMessage;
 }
 
 /** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */
-function encodeAppended(entry: SessionEntry): string {
+function encodeAppended(entry: SessionEntry): PendingLine {
 	try {
+		if (isEncodedMessageEntry(entry)) return encodedLine(entry);
 		return encodeEntry(entry);
 	} catch (error) {
-		const why = error instanceof Error ? error.message : String(error);
-		throw new TypeError(`cannot append this ${entry.type} entry: it cannot be written as JSON (${why})`, {
-			cause: error,
-		});
+		throw unencodableEntryError(entry.type, error);
 	}
 }
 
@@ -130,7 +148,9 @@ export class SessionCore {
 	#sawAssistant = false;
 	#closed = false;
 	/** Lines of appended entries not written yet, by index in the tree: encoded when appended. */
-	readonly #unwritten = new Map<number, string>();
+	readonly #unwritten = new Map<number, PendingLine>();
+	/** Message entries appended as JSON bytes whose message is not an object yet (see `materialize`). */
+	#encoded: (SessionMessageEntry & { message: EncodedMessage })[] = [];
 
 	private constructor(fields: {
 		tree: SessionTree;
@@ -152,10 +172,32 @@ export class SessionCore {
 		// Encode each entry as it is appended: one that cannot be written is refused then, alone, instead
 		// of failing the write it would join (which would stop the session). What is written is then the
 		// entry as it was appended, even if the caller changes its objects later.
-		if (this.path && !this.readOnly) {
-			const tree = this.tree;
-			tree.setOnAppend((entry) => this.#unwritten.set(tree.size, encodeAppended(entry)));
+		const tree = this.tree;
+		const writes = this.path !== undefined && !this.readOnly;
+		tree.setOnAppend((entry) => {
+			if (writes) this.#unwritten.set(tree.size, encodeAppended(entry));
+			if (isEncodedMessageEntry(entry)) this.#encoded.push(entry);
+		});
+	}
+
+	/**
+	 * Decode the messages appended as JSON bytes, in place: done before the tree is read, so appends alone
+	 * never pay for it. Throws a `TypeError` naming the entry if one is not UTF-8 JSON (only bytes that did
+	 * not come from the worker client's `JSON.stringify` can fail); the others stay decoded.
+	 */
+	materialize(): void {
+		const encoded = this.#encoded;
+		for (let index = 0; index < encoded.length; index++) {
+			const entry = encoded[index] as SessionMessageEntry & { message: EncodedMessage };
+			try {
+				(entry as SessionMessageEntry).message = decodeMessage(entry.message) as AgentMessage;
+			} catch (error) {
+				this.#encoded = encoded.slice(index);
+				const session = this.path ?? "an in-memory session";
+				throw new TypeError(`message entry ${entry.id} of ${session}: ${String(error)}`, { cause: error });
+			}
 		}
+		this.#encoded = [];
 	}
 
 	/** A session that is never written, holding `tree` (read from a file, say, by a manager that never writes). */
@@ -297,15 +339,14 @@ export class SessionCore {
 			yield* io("createExclusive", this.path, encodeChunks(lines), durable);
 			this.#fileExists = true;
 		} else {
-			const lines = this.#linesBetween(this.#persisted, upTo);
-			yield* io("append", this.path, encoder.encode(lines.join("")), durable);
+			yield* io("append", this.path, encodeLines(this.#linesBetween(this.#persisted, upTo)), durable);
 		}
 		for (let index = this.#persisted; index < upTo; index++) this.#unwritten.delete(index);
 		this.#persisted = upTo;
 	}
 
 	/** The lines of the tree's entries `[start, end)`: as encoded when appended, or encoded now (loaded, forked). */
-	#linesBetween(start: number, end: number): string[] {
+	#linesBetween(start: number, end: number): PendingLine[] {
 		return this.tree
 			.entriesBetween(start, end)
 			.map((entry, offset) => this.#unwritten.get(start + offset) ?? encodeEntry(entry));
@@ -317,6 +358,7 @@ export class SessionCore {
 	 * session). Nothing is locked or written until `takeOver` runs.
 	 */
 	branch(leafId: string): SessionCore {
+		this.materialize();
 		const tree = SessionTree.create({ cwd: this.cwd, parentSession: this.path });
 		for (const entry of this.tree.forkEntries(leafId)) tree.addEntry(entry);
 		const fileName = sessionFileName(tree.getHeader().timestamp, tree.getSessionId());
@@ -488,6 +530,7 @@ export class Session {
 
 	/** The in-memory tree (read it freely; change it only through this session). */
 	get tree(): SessionTree {
+		this.#core.materialize();
 		return this.#core.tree;
 	}
 	get path(): string | undefined {
@@ -537,6 +580,17 @@ export class Session {
 	}
 	branchWithSummary(...args: Parameters<SessionTree["branchWithSummary"]>): Promise<string> {
 		return this.#append((tree) => tree.branchWithSummary(...args));
+	}
+	/**
+	 * Append a message that arrives as the UTF-8 bytes of its JSON text (how the worker client sends
+	 * messages): the bytes are written as they are, and become an object when the tree is next read. As
+	 * `change`, it applies now and says when it is written. The bytes must be `JSON.stringify`'s output for
+	 * an object; a `TypeError` if they cannot be one line's object.
+	 */
+	changeEncodedMessage(role: string | undefined, json: Uint8Array): { id: string; written: Promise<void> } {
+		assertMessageJson(json);
+		const message = new EncodedMessage(role, json) as unknown as AgentMessage;
+		return this.change((tree) => tree.appendMessage(message));
 	}
 	branch(entryId: string): void {
 		this.#core.tree.branch(entryId);

@@ -1,30 +1,33 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { createEntryId, createSessionId } from "../src/index.ts";
+import { describe, expect, it } from "vitest";
+import { createEntryId, createSessionId, type IdSet } from "../src/index.ts";
 
-afterEach(() => vi.restoreAllMocks());
-
-/** Make crypto.randomUUID return these UUIDs in turn. */
-function uuidsInTurn(...uuids: string[]): void {
-	let next = 0;
-	vi.spyOn(crypto, "randomUUID").mockImplementation(
-		() => uuids[next++ % uuids.length] as `${string}-${string}-${string}-${string}-${string}`,
-	);
+/** An id set that says every id it is asked about is taken, the first `collisions` times; it keeps the ids asked. */
+function takenAtFirst(collisions: number): IdSet & { asked: string[] } {
+	const asked: string[] = [];
+	return { asked, has: (id) => asked.push(id) <= collisions };
 }
 
 describe("ids", () => {
-	it("entry ids are the first 8 hex chars of a random UUID", () => {
-		expect(createEntryId(new Set())).toMatch(/^[0-9a-f]{8}$/);
+	it("entry ids are 8 hex characters, spread over the whole space", () => {
+		const ids = Array.from({ length: 4000 }, () => createEntryId(new Set()));
+		for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}$/);
+		expect(new Set(ids).size).toBe(ids.length);
+		// Every hex digit shows up in the first position (a zero-padding or range bug would skew it).
+		expect(new Set(ids.map((id) => id[0])).size).toBe(16);
 	});
 
 	it("a colliding entry id is drawn again", () => {
-		uuidsInTurn("deadbeef-0000-4000-8000-000000000000", "cafebabe-0000-4000-8000-000000000000");
-		expect(createEntryId(new Set(["deadbeef"]))).toBe("cafebabe");
+		const taken = takenAtFirst(1);
+		const id = createEntryId(taken);
+		expect(taken.asked).toHaveLength(2);
+		expect(id).toBe(taken.asked[1]);
+		expect(id).not.toBe(taken.asked[0]);
 	});
 
 	it("after 100 collisions a whole UUID is used", () => {
-		uuidsInTurn("deadbeef-0000-4000-8000-000000000000");
-		expect(createEntryId(new Set(["deadbeef"]))).toBe("deadbeef-0000-4000-8000-000000000000");
-		expect(crypto.randomUUID).toHaveBeenCalledTimes(101);
+		const taken = takenAtFirst(Number.POSITIVE_INFINITY);
+		expect(createEntryId(taken)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+		expect(taken.asked).toHaveLength(100);
 	});
 
 	it("session ids are UUIDv7 and sort by creation time", () => {

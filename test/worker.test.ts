@@ -46,6 +46,23 @@ describe("the engine worker's life", () => {
 		}
 	});
 
+	it("a message holding a function crosses as its JSON does; custom data holding one fails its whole batch", async () => {
+		const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+		const { handle } = await engine.create({ cwd: "/p" });
+		const withFunction = { ...userMessage("hi", 1), format: () => "hi" };
+		const id = await engine.appendMessage(handle, withFunction);
+		expect(await engine.getEntry(handle, id)).toMatchObject({ message: userMessage("hi", 1) });
+		// Structured clone, not JSON, carries other arguments: the batch they travel in fails together.
+		const batch = [
+			engine.appendMessage(handle, userMessage("same batch", 2)),
+			engine.appendCustomEntry(handle, "x", { format: () => "x" }),
+		];
+		const failures = await Promise.all(batch.map(rejection));
+		expect(failures.map((error) => error.name)).toEqual(["DataCloneError", "DataCloneError"]);
+		expect((await engine.getBranch(handle)).length).toBe(1);
+		await terminate();
+	});
+
 	it("a long-lived AbortSignal passed to many calls keeps no listener once they are done", async () => {
 		const { engine, terminate } = await startEngineWorker({ storage: "memory" });
 		const signal = new AbortController().signal;

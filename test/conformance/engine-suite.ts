@@ -387,6 +387,37 @@ export function engineConformance(
 			await engine.close(h);
 		});
 
+		test("messages are written as JSON.stringify writes them; one that cannot be written fails alone", async ({
+			engine,
+			root,
+		}) => {
+			const { handle: h, path } = await engine.create({ cwd: "/p", sessionDir: root });
+			await engine.appendMessage(h, assistant("start"));
+			const plain = userMessage('emoji 😀, é, \u2028, "quotes", \\, a\nnewline, a lone surrogate \ud800', 1);
+			const odd = { ...assistant("odd"), when: new Date(0), gone: undefined };
+			const cyclic: Record<string, unknown> = { role: "user", content: "cycle", timestamp: 1 };
+			cyclic.self = cyclic;
+			const big = { role: "user", content: "big", timestamp: 1n };
+			// Issued together: one burst (one batch through the worker).
+			const outcomes = [plain, cyclic, odd, big].map((message) => rejection(engine.appendMessage(h, message as never)));
+			const [first, cycle, second, bigint] = await Promise.all(outcomes);
+			expect([cycle, bigint].map((r) => r !== "resolved" && r?.name)).toEqual(["TypeError", "TypeError"]);
+			expect([first, second]).toEqual(["resolved", "resolved"]);
+			await engine.flush(h);
+			const text = decoder.decode(await engine.exportSessionFile(path as string));
+			const written = text.split("\n").slice(2, -1);
+			expect(written.length).toBe(2);
+			written.forEach((line, index) => {
+				const entry = JSON.parse(line);
+				expect(Object.keys(entry)).toEqual(["type", "id", "parentId", "timestamp", "message"]);
+				expect(line).toBe(JSON.stringify({ ...entry, message: [plain, odd][index] }));
+			});
+			const branch = await engine.getBranch(h);
+			expect(branch.length).toBe(3);
+			expect(branch[1]?.type === "message" && branch[1].message).toEqual(plain);
+			await engine.close(h);
+		});
+
 		test("calls issued without awaiting run in the order they were made", async ({ engine, root }) => {
 			const { handle: h } = await engine.create({ cwd: "/p", sessionDir: root });
 			const first = engine.appendMessage(h, user("one"));

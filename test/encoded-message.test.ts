@@ -1,0 +1,118 @@
+/**
+ * Messages appended as the bytes of their JSON text (how the worker client sends them): written as they
+ * are, byte for byte what appending the object writes, and decoded only when the session is read.
+ */
+import { describe, expect, it } from "vitest";
+import { createMemoryStorage } from "../adapters/zenfs.ts";
+import { type AgentMessage, Engine, encodeEntry, Session, type SessionEntry, type Storage } from "../src/index.ts";
+import { assistantMessage, userMessage } from "./support/messages.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const json = (message: unknown): Uint8Array => encoder.encode(JSON.stringify(message));
+const header = `{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}`;
+
+async function fileLines(storage: Storage, path: string): Promise<string[]> {
+	const size = (await storage.stat(path))?.size ?? 0;
+	return decoder
+		.decode(await storage.readRange(path, 0, size))
+		.split("\n")
+		.slice(0, -1);
+}
+
+async function newSession(): Promise<{ storage: Storage; session: Session }> {
+	const storage = await createMemoryStorage();
+	return { storage, session: await Session.create(storage, { cwd: "/p", sessionDir: "/s" }) };
+}
+
+describe("messages appended as JSON bytes", () => {
+	it("are written as appending the objects writes them, and read back as objects", async () => {
+		const { storage, session } = await newSession();
+		const messages: AgentMessage[] = [
+			userMessage('emoji 😀, é, \u2028, "quotes", \\, a\nnewline and a lone surrogate \ud800', 1),
+			assistantMessage("answer", { timestamp: 2 }),
+		];
+		const ids: string[] = [];
+		for (const message of messages) {
+			const { id, written } = session.changeEncodedMessage(message.role, json(message));
+			ids.push(id);
+			await written;
+		}
+		const lines = (await fileLines(storage, session.path as string)).slice(1);
+		const entries = ids.map((id) => session.tree.getEntry(id) as SessionEntry);
+		expect(entries.map((entry) => entry.type === "message" && entry.message)).toEqual(messages);
+		// The first entry's parent is null, the second's an id: both prefixes are what encoding the entry gives.
+		expect(entries.map((entry) => entry.parentId)).toEqual([null, ids[0]]);
+		expect(lines).toEqual(entries.map((entry) => encodeEntry(entry).slice(0, -1)));
+		await session.close();
+	});
+
+	it("stay bytes until the tree is read; a branch made before any read carries them decoded", async () => {
+		const { storage, session } = await newSession();
+		const question = userMessage("q", 1);
+		const answer = assistantMessage("a", { timestamp: 2 });
+		session.changeEncodedMessage("user", json(question));
+		const { id } = session.changeEncodedMessage("assistant", json(answer));
+		// Through the session's private core: the tree holds the placeholder until it is read.
+		const path = await session.createBranchedSession(id);
+		const branched = (await fileLines(storage, path as string)).slice(1).map((line) => JSON.parse(line));
+		expect(branched.map((entry) => entry.message)).toEqual([question, answer]);
+		await session.close();
+	});
+
+	it("a parent id that needs escaping is escaped in the line", async () => {
+		const storage = await createMemoryStorage();
+		const odd = 'we"ird\\id';
+		await storage.mkdir("/s");
+		await storage.replace("/s/f.jsonl", [
+			encoder.encode(
+				`${header}\n${encodeEntry({ type: "custom", customType: "x", id: odd, parentId: null, timestamp: "2025-01-01T00:00:01.000Z" })}`,
+			),
+		]);
+		const session = await Session.open(storage, "/s/f.jsonl");
+		const { id, written } = session.changeEncodedMessage("user", json(userMessage("hi", 1)));
+		await written;
+		const last = (await fileLines(storage, "/s/f.jsonl")).at(-1);
+		expect(JSON.parse(last as string).parentId).toBe(odd);
+		expect(last).toBe(encodeEntry(session.tree.getEntry(id) as SessionEntry).slice(0, -1));
+		await session.close();
+	});
+
+	it("bytes that cannot be one line's object are refused at once, and nothing is appended", async () => {
+		const { session } = await newSession();
+		for (const bad of ['"text"', "[1]", '{"a":"b"}\n{"c":1}', "", "{"]) {
+			expect(() => session.changeEncodedMessage("user", encoder.encode(bad))).toThrow(TypeError);
+		}
+		expect(session.tree.size).toBe(0);
+		await session.close();
+	});
+
+	it("braced bytes that are not JSON are written, then a read names the entry and the session", async () => {
+		// Only bytes that did not come from JSON.stringify (a caller bypassing the worker client) can do this.
+		const { session } = await newSession();
+		const { id } = session.changeEncodedMessage("user", encoder.encode("{not json}"));
+		expect(() => session.tree).toThrow(new RegExp(`message entry ${id} of ${session.path}`));
+		await session.close();
+	});
+
+	it("Engine.runBatch: calls carry byte ranges of the batch's buffer; a range outside it fails alone", async () => {
+		const engine = new Engine({ storage: await createMemoryStorage(), agentDir: "/agent" });
+		const { handle } = await engine.create({ cwd: "/p" });
+		const first = json(userMessage("first", 1));
+		const second = json(assistantMessage("second", { timestamp: 2 }));
+		const buffer = new Uint8Array([...first, ...second]);
+		const results = await engine.runBatch(
+			[
+				{ method: "appendEncodedMessage", args: [handle, 0, first.length, "user"] },
+				{ method: "appendEncodedMessage", args: [handle, first.length, buffer.length + 1, "assistant"] },
+				{ method: "appendEncodedMessage", args: [handle, first.length, buffer.length, "assistant"] },
+			],
+			buffer,
+		);
+		expect(results.map((result) => result.ok)).toEqual([true, false, true]);
+		expect(results[1]?.ok === false && results[1].error.name).toBe("TypeError");
+		const branch = await engine.getBranch(handle);
+		expect(branch.map((entry) => entry.type === "message" && entry.message.role)).toEqual(["user", "assistant"]);
+		await engine.closeAll();
+	});
+});
