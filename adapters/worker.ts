@@ -18,9 +18,10 @@ import { SessionFormatError } from "../src/jsonl.ts";
 import { HeaderTooLongError } from "../src/load.ts";
 import { SessionLockedError } from "../src/lock.ts";
 import { InvalidSessionPathError } from "../src/paths.ts";
-import { type Durability, SessionClosedError, SessionReadOnlyError, unencodableEntryError } from "../src/session.ts";
+import { type Durability, SessionClosedError, SessionReadOnlyError } from "../src/session.ts";
 import { type Storage, StorageError } from "../src/storage.ts";
 import { EntryNotFoundError } from "../src/tree.ts";
+import { MessageRuns, messageJson } from "./message-runs.ts";
 import { createMemoryStorage } from "./zenfs.ts";
 
 /** Which storage the worker's engine uses; it is created inside the worker. */
@@ -249,77 +250,25 @@ class Lifeline {
 }
 
 const engineMethods = new Set(Object.getOwnPropertyNames(Engine.prototype));
-/** Calls per `runBatch` message at most. */
+/** Calls (messages counted one by one) per `runBatch` message at most. */
 const BATCH_SIZE = 500;
-
-/**
- * A message's JSON text, made on the caller's thread: the worker then writes it without copying the
- * message object across or encoding it again. `undefined` for a value that is not written as a JSON
- * object (it goes across as it is); a `TypeError` like the engine's for one that cannot be written.
- */
-function messageJson(message: unknown): string | undefined {
-	if (typeof message !== "object" || message === null) return undefined;
-	let json: unknown;
-	try {
-		json = JSON.stringify(message);
-	} catch (error) {
-		throw unencodableEntryError("message", error);
-	}
-	return typeof json === "string" && json.startsWith("{") ? json : undefined;
-}
-
-/** The UTF-8 bytes of `texts` one after another, and where each ends. */
-function encodeTexts(texts: readonly string[], chars: number): { bytes: Uint8Array; ends: number[] } {
-	let bytes = new Uint8Array(chars + (chars >> 2) + 64);
-	const ends: number[] = [];
-	let at = 0;
-	for (const text of texts) {
-		// Room for the worst case (3 bytes per UTF-16 unit), so each text is encoded in one go.
-		if (bytes.length - at < text.length * 3) {
-			const grown = new Uint8Array(Math.max(bytes.length * 2, at + text.length * 3));
-			grown.set(bytes.subarray(0, at));
-			bytes = grown;
-		}
-		at += textEncoder.encodeInto(text, bytes.subarray(at)).written;
-		ends.push(at);
-	}
-	return { bytes: bytes.subarray(0, at), ends };
-}
-
-const textEncoder = new TextEncoder();
 
 /**
  * The remote engine, with appends and branch moves issued in the same tick sent as one message
  * (`runBatch`): one round trip and one write for a burst, instead of one each. Any other call first sends
  * the pending batch, so calls reach the engine in the order they were made. Messages travel as JSON text
- * in one transferred buffer per batch (`appendEncodedMessage`), so a message that cannot be written
+ * in one transferred buffer per batch (`appendEncodedMessages`, see message-runs.ts), so a message that cannot be written
  * fails its own call, here, and the worker neither rebuilds the message nor encodes it again.
  */
 function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.Remote<Engine> {
 	type Settle = { resolve(value: unknown): void; reject(error: unknown): void };
 	let calls: BatchCall[] = [];
 	let settlers: Settle[] = [];
-	/** JSON texts of the batch's messages, and the calls that carry them. */
-	let texts: string[] = [];
-	let textCalls: BatchCall[] = [];
-	let textChars = 0;
-	/** The batch's messages as one buffer, with each call's byte range filled in. */
-	const encodeBatchTexts = (): Uint8Array | undefined => {
-		if (texts.length === 0) return undefined;
-		const { bytes, ends } = encodeTexts(texts, textChars);
-		textCalls.forEach((call, index) => {
-			call.args[1] = index === 0 ? 0 : ends[index - 1];
-			call.args[2] = ends[index];
-		});
-		texts = [];
-		textCalls = [];
-		textChars = 0;
-		return bytes;
-	};
+	const messages = new MessageRuns();
 	const send = () => {
 		if (calls.length === 0) return;
 		const batch = settlers;
-		const encoded = encodeBatchTexts();
+		const encoded = messages.take();
 		const sent = encoded ? remote.runBatch(calls, Comlink.transfer(encoded, [encoded.buffer])) : remote.runBatch(calls);
 		lifeline.guard(sent).then(
 			(results) => {
@@ -349,20 +298,10 @@ function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.R
 				const json = method === "appendMessage" ? messageJson(args[1]) : undefined;
 				if (calls.length === 0) queueMicrotask(send);
 				if (json === undefined) calls.push({ method, args });
-				else {
-					const role = (args[1] as { role?: unknown }).role;
-					const call = {
-						method: "appendEncodedMessage",
-						args: [args[0], 0, 0, typeof role === "string" ? role : undefined],
-					};
-					calls.push(call);
-					textCalls.push(call);
-					texts.push(json);
-					textChars += json.length;
-				}
+				else messages.add(calls, args[0], json, (args[1] as { role?: unknown }).role);
 				settlers.push({ resolve, reject });
 				// A long burst goes out in parts, so the worker starts on one while the next is copied.
-				if (calls.length >= BATCH_SIZE) send();
+				if (settlers.length >= BATCH_SIZE) send();
 			});
 	};
 	const direct = (method: string) => {

@@ -120,9 +120,10 @@ export const BATCHABLE_METHODS: readonly string[] = [
 ];
 
 /**
- * One call of a batch: a batchable method's name and its arguments, or `appendEncodedMessage` with
- * `[handle, start, end, role]`: `appendMessage` of the message whose JSON text (UTF-8) is bytes
- * `[start, end)` of the batch's `encoded` buffer.
+ * One call of a batch: a batchable method's name and its arguments; or `appendEncodedMessages` with
+ * `[handle, start, ends, roles]`: `appendMessage` of each message whose JSON text (UTF-8) is in the batch's
+ * `encoded` buffer, the first from byte `start` to `ends[0]`, the next from there to `ends[1]`, and so on,
+ * with its role. Each message has its own result.
  */
 export interface BatchCall {
 	method: string;
@@ -131,6 +132,38 @@ export interface BatchCall {
 
 /** The outcome of one call of a batch. */
 export type BatchResult = { ok: true; value: unknown } | { ok: false; error: ErrorData };
+
+/** The outcomes of a batch's calls in order; a change's outcome is final once its write is done. */
+class BatchOutcomes {
+	readonly #results: BatchResult[] = [];
+	/** Indices of the changes waiting for each write; a burst shares a few writes. */
+	readonly #waiting = new Map<Promise<void>, number[]>();
+
+	done(value: unknown, written?: Promise<void>): void {
+		if (written) {
+			const indices = this.#waiting.get(written);
+			if (indices) indices.push(this.#results.length);
+			else this.#waiting.set(written, [this.#results.length]);
+		}
+		this.#results.push({ ok: true, value });
+	}
+
+	failed(error: unknown): void {
+		this.#results.push({ ok: false, error: errorToData(error) });
+	}
+
+	/** The results, once every write they wait for is done; a failed write fails its changes. */
+	async settle(): Promise<BatchResult[]> {
+		for (const [written, indices] of this.#waiting) {
+			try {
+				await written;
+			} catch (error) {
+				for (const index of indices) this.#results[index] = { ok: false, error: errorToData(error) };
+			}
+		}
+		return this.#results;
+	}
+}
 
 /** A page bound as given by a caller: a whole number, at least 0 (NaN is refused). */
 function pageBound(value: number, name: string): number {
@@ -433,46 +466,29 @@ export class Engine {
 
 	/**
 	 * Run many batchable calls (appends, branch moves) in order, as if issued back to back, and report each
-	 * outcome. The worker client sends calls issued in the same tick this way: one message, one write. Their
-	 * messages come encoded, in one buffer (`encoded`), that the engine writes without decoding them.
+	 * outcome. The worker client sends calls issued in the same tick this way: one message, one write.
+	 * Messages come as `appendEncodedMessages` runs whose JSON text is in `encoded` (see `BatchCall`), each
+	 * message with its own outcome, in order.
 	 */
 	async runBatch(calls: BatchCall[], encoded?: Uint8Array): Promise<BatchResult[]> {
-		const results: BatchResult[] = [];
-		// Calls whose change waits for a given write; a burst shares a few writes.
-		const waiting = new Map<Promise<void>, number[]>();
-		calls.forEach((call, index) => {
-			try {
-				const { value, written } = this.#applyChange(call, encoded);
-				results.push({ ok: true, value });
-				const indices = written && waiting.get(written);
-				if (indices) indices.push(index);
-				else if (written) waiting.set(written, [index]);
-			} catch (error) {
-				results.push({ ok: false, error: errorToData(error) });
+		const outcomes = new BatchOutcomes();
+		for (const call of calls) {
+			if (call.method === "appendEncodedMessages") {
+				this.#appendEncodedMessages(call.args, encoded, outcomes);
+				continue;
 			}
-		});
-		for (const [written, indices] of waiting) {
 			try {
-				await written;
+				const { value, written } = this.#applyChange(call);
+				outcomes.done(value, written);
 			} catch (error) {
-				for (const index of indices) results[index] = { ok: false, error: errorToData(error) };
+				outcomes.failed(error);
 			}
 		}
-		return results;
+		return outcomes.settle();
 	}
 
 	/** One batchable call, applied now; `written` (if any) resolves when it is on storage. */
-	#applyChange({ method, args }: BatchCall, encoded?: Uint8Array): { value: unknown; written?: Promise<void> } {
-		if (method === "appendEncodedMessage") {
-			// Indexed, not destructured: this runs for every message of a burst.
-			const session = this.#session(args[0] as SessionHandle);
-			const start = args[1] as number;
-			const end = args[2] as number;
-			const inRange = Number.isInteger(start) && Number.isInteger(end) && start >= 0 && end <= (encoded?.length ?? 0);
-			if (!encoded || !inRange) throw new TypeError("appendEncodedMessage: no such bytes in the batch's buffer");
-			const { id, written } = session.changeEncodedMessage(args[3] as string | undefined, encoded.subarray(start, end));
-			return { value: id, written };
-		}
+	#applyChange({ method, args }: BatchCall): { value: unknown; written?: Promise<void> } {
 		const [handle, ...rest] = args as [SessionHandle, ...unknown[]];
 		const session = this.#session(handle);
 		if (method === "branch") return { value: session.branch(rest[0] as string) };
@@ -482,6 +498,37 @@ export class Engine {
 			(tree[method as keyof SessionTree] as (...a: unknown[]) => string).apply(tree, rest),
 		);
 		return { value: id, written };
+	}
+
+	/** The messages of one `appendEncodedMessages` call, each appended on its own (see `BatchCall`). */
+	#appendEncodedMessages(args: unknown[], encoded: Uint8Array | undefined, outcomes: BatchOutcomes): void {
+		const [handle, start, ends, roles] = args as [SessionHandle, number, number[], (string | undefined)[]];
+		let session: Session;
+		try {
+			session = this.#session(handle);
+			const last = ends[ends.length - 1] ?? start;
+			const inRange = Number.isInteger(start) && start >= 0 && last <= (encoded?.length ?? 0);
+			if (!inRange || ends.length !== roles.length) {
+				throw new TypeError("appendEncodedMessages: the byte ranges do not fit the batch's buffer");
+			}
+		} catch (error) {
+			for (let index = 0; index < ends.length; index++) outcomes.failed(error);
+			return;
+		}
+		const bytes = encoded as Uint8Array;
+		let from = start;
+		for (let index = 0; index < ends.length; index++) {
+			const to = ends[index] as number;
+			try {
+				if (!(to >= from && to <= bytes.length))
+					throw new TypeError("appendEncodedMessages: a byte range is out of order");
+				const { id, written } = session.changeEncodedMessage(roles[index], bytes.subarray(from, to));
+				outcomes.done(id, written);
+			} catch (error) {
+				outcomes.failed(error);
+			}
+			from = to;
+		}
 	}
 
 	/** Resolves when every append issued so far is written. */

@@ -18,11 +18,15 @@ export interface IdSet {
 export function createEntryId(taken: IdSet): string {
 	for (let attempt = 0; attempt < 100; attempt++) {
 		// 32 random bits as 8 hex digits: what a random UUID's first 8 characters are, made cheaply.
-		const id = randomUint32().toString(16).padStart(8, "0");
+		const bits = randomUint32();
+		const id = `${HEX[bits >>> 24]}${HEX[(bits >>> 16) & 255]}${HEX[(bits >>> 8) & 255]}${HEX[bits & 255]}`;
 		if (!taken.has(id)) return id;
 	}
 	return crypto.randomUUID();
 }
+
+/** Each byte's two hex digits (formatting by table is about twice as fast as `toString(16)`). */
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 /** Random numbers drawn a block at a time: one `getRandomValues` call per 256 ids. */
 const randomPool = new Uint32Array(256);

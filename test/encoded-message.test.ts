@@ -95,24 +95,45 @@ describe("messages appended as JSON bytes", () => {
 		await session.close();
 	});
 
-	it("Engine.runBatch: calls carry byte ranges of the batch's buffer; a range outside it fails alone", async () => {
+	it("Engine.runBatch: runs of messages as byte ranges of the batch's buffer; each message has its outcome", async () => {
 		const engine = new Engine({ storage: await createMemoryStorage(), agentDir: "/agent" });
 		const { handle } = await engine.create({ cwd: "/p" });
 		const first = json(userMessage("first", 1));
 		const second = json(assistantMessage("second", { timestamp: 2 }));
-		const buffer = new Uint8Array([...first, ...second]);
+		const buffer = new Uint8Array([...first, ...encoder.encode("[]"), ...second]);
+		const run = (start: number, ends: number[]) => ({
+			method: "appendEncodedMessages",
+			args: [handle, start, ends, ends.map(() => "user")],
+		});
+		const afterFirst = first.length;
 		const results = await engine.runBatch(
 			[
-				{ method: "appendEncodedMessage", args: [handle, 0, first.length, "user"] },
-				{ method: "appendEncodedMessage", args: [handle, first.length, buffer.length + 1, "assistant"] },
-				{ method: "appendEncodedMessage", args: [handle, first.length, buffer.length, "assistant"] },
+				run(0, [afterFirst, afterFirst + 2, buffer.length]), // the middle one is not an object
+				run(0, [buffer.length + 1]), // beyond the buffer
+				{ method: "appendCustomEntry", args: [handle, "x", 1] },
+				run(afterFirst + 2, [buffer.length - 1, afterFirst]), // the second range runs backwards
+				{ method: "appendEncodedMessages", args: ["no-such-handle", 0, [afterFirst, afterFirst + 2], ["a", "b"]] },
 			],
 			buffer,
 		);
-		expect(results.map((result) => result.ok)).toEqual([true, false, true]);
-		expect(results[1]?.ok === false && results[1].error.name).toBe("TypeError");
+		expect(results.map((result) => result.ok)).toEqual([true, false, true, false, true, false, false, false, false]);
+		expect(results.map((result) => (result.ok ? "" : result.error.name))).toEqual([
+			"",
+			"TypeError",
+			"",
+			"TypeError",
+			"",
+			"TypeError",
+			"TypeError",
+			"UnknownSessionError",
+			"UnknownSessionError",
+		]);
 		const branch = await engine.getBranch(handle);
-		expect(branch.map((entry) => entry.type === "message" && entry.message.role)).toEqual(["user", "assistant"]);
+		expect(branch.map((entry) => (entry.type === "message" ? entry.message.role : entry.type))).toEqual([
+			"user",
+			"assistant",
+			"custom",
+		]);
 		await engine.closeAll();
 	});
 });
