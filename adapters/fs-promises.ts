@@ -55,6 +55,95 @@ export function temporaryName(path: string): string {
 	return `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
 }
 
+/** Write every chunk in order; a write may be short, so each is repeated until all of it is written. */
+async function writeChunks(handle: FileHandleLike, chunks: Iterable<Uint8Array>): Promise<void> {
+	for (const chunk of chunks) {
+		for (let written = 0; written < chunk.length; ) {
+			written += (await handle.write(chunk, written, chunk.length - written)).bytesWritten;
+		}
+	}
+}
+
+/**
+ * Append handles kept open between appends, by path, the least recently used closed past `limit`:
+ * opening and closing a file can cost several times the append itself (ZenFS resolves the path and
+ * builds its inodes each time). Only for file systems that nothing else changes: a kept handle would
+ * go on writing to a file that another program had replaced. Changes made through this storage close
+ * the path's handle first (`changing`): ZenFS writes a handle's inode back to its path when it closes,
+ * which after a rename would undo the rename.
+ */
+class AppendHandles {
+	readonly #kept = new Map<string, { handle: Promise<FileHandleLike>; idle: Promise<void> }>();
+	/** Paths being changed (replaced, renamed, removed): appends to them wait until that is done. */
+	readonly #changing = new Map<string, Promise<void>>();
+	readonly #fs: FsPromisesLike;
+	readonly #limit: number;
+
+	constructor(fs: FsPromisesLike, limit: number) {
+		this.#fs = fs;
+		this.#limit = limit;
+	}
+
+	async append(real: string, data: Uint8Array, durable: boolean): Promise<void> {
+		const change = this.#changing.get(real);
+		if (change) await change;
+		const kept = this.#kept.get(real) ?? { handle: this.#fs.open(real, "a"), idle: Promise.resolve() };
+		// Most recently used last.
+		this.#kept.delete(real);
+		this.#kept.set(real, kept);
+		for (const oldest of this.#kept.keys()) {
+			if (this.#kept.size <= this.#limit) break;
+			void this.forget(oldest);
+		}
+		const write = kept.idle.then(async () => {
+			const handle = await kept.handle;
+			await writeChunks(handle, [data]);
+			if (durable) await handle.datasync();
+		});
+		kept.idle = write.catch(() => undefined);
+		try {
+			await write;
+		} catch (error) {
+			await this.forget(real);
+			throw error;
+		}
+	}
+
+	/** Run `action`, which changes `paths`, with no append handle open on them meanwhile. */
+	async changing<T>(paths: string[], action: () => Promise<T>): Promise<T> {
+		const done = Promise.all(paths.map((path) => this.forget(path))).then(action);
+		const settled = done.then(
+			() => undefined,
+			() => undefined,
+		);
+		for (const path of paths) this.#changing.set(path, settled);
+		try {
+			return await done;
+		} finally {
+			for (const path of paths) if (this.#changing.get(path) === settled) this.#changing.delete(path);
+		}
+	}
+
+	/** Close the handle kept for `real`, if any, once its writes are done. */
+	async forget(real: string): Promise<void> {
+		const kept = this.#kept.get(real);
+		if (!kept) return;
+		this.#kept.delete(real);
+		await kept.idle;
+		// Its writes are done and reported; a failure to close it changes nothing for them.
+		await kept.handle.then((handle) => handle.close()).catch(() => undefined);
+	}
+}
+
+/** How `fsPromisesStorage` treats its file system. */
+export interface FsPromisesStorageOptions {
+	/**
+	 * Keep up to this many append handles open between appends (default 0: open and close for each).
+	 * Only for a file system that nothing but this storage changes (see `AppendHandles`).
+	 */
+	keepAppendHandles?: number;
+}
+
 /**
  * A `Storage` on a Node-style promises API. `resolve` turns the engine's paths into the API's paths
  * (a root prefix, for example).
@@ -63,7 +152,12 @@ export function fsPromisesStorage(
 	fs: FsPromisesLike,
 	identity: LockIdentity,
 	resolve: (path: string) => string = (p) => p,
+	options: FsPromisesStorageOptions = {},
 ): Storage {
+	const appendHandles = options.keepAppendHandles ? new AppendHandles(fs, options.keepAppendHandles) : undefined;
+	/** Run `action`, which changes the files at `paths`, with no append handle kept open on them. */
+	const changing = <T>(paths: string[], action: () => Promise<T>): Promise<T> =>
+		appendHandles ? appendHandles.changing(paths, action) : action();
 	const guarded = async <T>(path: string, action: (real: string) => Promise<T>): Promise<T> => {
 		try {
 			return await action(resolve(path));
@@ -79,12 +173,7 @@ export function fsPromisesStorage(
 	): Promise<void> => {
 		const handle = await fs.open(real, flags);
 		try {
-			// A write may be short; an append is acknowledged only when all of it is written.
-			for (const chunk of chunks) {
-				for (let written = 0; written < chunk.length; ) {
-					written += (await handle.write(chunk, written, chunk.length - written)).bytesWritten;
-				}
-			}
+			await writeChunks(handle, chunks);
 			if (durable) await handle.datasync();
 		} finally {
 			await handle.close();
@@ -110,7 +199,10 @@ export function fsPromisesStorage(
 					await handle.close();
 				}
 			}),
-		append: (path, data, durable) => guarded(path, (real) => writeAll(real, "a", [data], durable)),
+		append: (path, data, durable) =>
+			guarded(path, (real) =>
+				appendHandles ? appendHandles.append(real, data, durable) : writeAll(real, "a", [data], durable),
+			),
 		createExclusive: (path, chunks, durable) => guarded(path, (real) => writeAll(real, "wx", chunks, durable)),
 		replace: (path, chunks) =>
 			guarded(path, async (real) => {
@@ -123,13 +215,17 @@ export function fsPromisesStorage(
 						() => undefined,
 					);
 					if (mode !== undefined) await fs.chmod(temporary, mode);
-					await fs.rename(temporary, real);
+					await changing([real], () => fs.rename(temporary, real));
 				} catch (error) {
 					await fs.unlink(temporary).catch(() => undefined);
 					throw error;
 				}
 			}),
-		rename: (from, to) => guarded(from, (real) => fs.rename(real, resolve(to))),
+		rename: (from, to) =>
+			guarded(from, (real) => {
+				const target = resolve(to);
+				return changing([real, target], () => fs.rename(real, target));
+			}),
 		stat: (path) =>
 			guarded(path, async (real): Promise<FileStat | null> => {
 				try {
@@ -156,9 +252,11 @@ export function fsPromisesStorage(
 			}),
 		remove: (path) =>
 			guarded(path, async (real) => {
-				await fs.unlink(real).catch((error: { code?: string }) => {
-					if (error.code !== "ENOENT") throw error;
-				});
+				await changing([real], () =>
+					fs.unlink(real).catch((error: { code?: string }) => {
+						if (error.code !== "ENOENT") throw error;
+					}),
+				);
 			}),
 		lockOwner: async () => identity.lockOwner(),
 		isLockOwnerAlive: async (owner) => identity.isLockOwnerAlive(owner),

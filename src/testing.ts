@@ -295,6 +295,33 @@ export function testStorage(name: string, factory: StorageFactory, t: TestApi, o
 				await c.storage.append(c.at("f"), bytes("cd"), false);
 				expect(await readText(c, c.at("f"))).toBe("abcd");
 			});
+			test("an append after the file was replaced, renamed, moved over or removed goes to the file there now", async (c) => {
+				const f = c.at("f");
+				await c.storage.append(f, bytes("a"), false);
+				await c.storage.replace(f, [bytes("R")]);
+				await c.storage.append(f, bytes("b"), false);
+				expect(await readText(c, f)).toBe("Rb");
+				await c.storage.rename(f, c.at("g"));
+				await c.storage.append(f, bytes("c"), false);
+				expect([await readText(c, f), await readText(c, c.at("g"))]).toEqual(["c", "Rb"]);
+				await c.storage.rename(c.at("g"), f);
+				await c.storage.append(f, bytes("d"), false);
+				expect(await readText(c, f)).toBe("Rbd");
+				await c.storage.remove(f);
+				await c.storage.append(f, bytes("e"), true);
+				expect(await readText(c, f)).toBe("e");
+				await c.storage.remove(f);
+				await c.storage.createExclusive(f, [bytes("X")], false);
+				await c.storage.append(f, bytes("f"), false);
+				expect(await readText(c, f)).toBe("Xf");
+			});
+			test("appends to many files, in turns, each land in their own file", async (c) => {
+				const files = Array.from({ length: 80 }, (_, n) => c.at(`f${n}`));
+				for (let round = 0; round < 3; round++) {
+					await Promise.all(files.map((file, n) => c.storage.append(file, bytes(`${n}.${round};`), false)));
+				}
+				for (const [n, file] of files.entries()) expect(await readText(c, file)).toBe(`${n}.0;${n}.1;${n}.2;`);
+			});
 			test("many small appends", async (c) => {
 				const lines: string[] = [];
 				for (let i = 0; i < 300; i++) {

@@ -231,6 +231,25 @@ describe("zenfs adapter specifics", () => {
 		},
 	);
 
+	it("memory storage keeps append handles open: an append issued during a replace waits for it", async () => {
+		const storage = await createMemoryStorage();
+		await storage.append("/f", bytes("a"), false);
+		const text = async () => new TextDecoder().decode(await storage.readRange("/f", 0, 100));
+		// Issued together: the append must not reopen the file being replaced.
+		await Promise.all([storage.replace("/f", [bytes("R")]), storage.append("/f", bytes("b"), false)]);
+		await Promise.all([storage.rename("/f", "/g"), storage.append("/f", bytes("c"), false)]);
+		await Promise.all([storage.remove("/g"), storage.append("/g", bytes("d"), false)]);
+		expect([await text(), new TextDecoder().decode(await storage.readRange("/g", 0, 100))]).toEqual(["c", "d"]);
+		// Many files, more than the handles kept: the evicted ones are closed with their data in place.
+		await storage.mkdir("/many");
+		for (let round = 0; round < 2; round++) {
+			for (let n = 0; n < 100; n++) await storage.append(`/many/${n}`, bytes(`${n};`), false);
+		}
+		for (let n = 0; n < 100; n++) {
+			expect(new TextDecoder().decode(await storage.readRange(`/many/${n}`, 0, 100))).toBe(`${n};${n};`);
+		}
+	});
+
 	it("lock owners name the realm, not a pid", async () => {
 		const storage = await createMemoryStorage();
 		const owner = await storage.lockOwner();
