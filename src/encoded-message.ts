@@ -27,9 +27,13 @@ export class EncodedMessage {
 	}
 }
 
-/** A message entry's line whose message is JSON bytes already: `prefix`, the bytes, then `}` and a newline. */
+/**
+ * A message entry's line whose message is JSON bytes already: the entry's other fields, then the bytes,
+ * then `}` and a newline. The entry must be one made by `SessionTree.appendMessage` (type, id, parentId,
+ * timestamp, then the message), so the line is byte for byte what `JSON.stringify` of the entry gives.
+ */
 export interface EncodedLine {
-	prefix: string;
+	entry: SessionMessageEntry;
 	json: Uint8Array;
 }
 
@@ -39,6 +43,8 @@ export type PendingLine = string | EncodedLine;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const LINE_FEED = 0x0a;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 /**
  * Throws a `TypeError` unless `json` can be one entry's message on one line: braced like a JSON object's
@@ -50,17 +56,6 @@ export function assertMessageJson(json: Uint8Array): void {
 	if (!framed || json.indexOf(LINE_FEED) !== -1) {
 		throw new TypeError("an encoded message must be the JSON text of one object, on one line");
 	}
-}
-
-/**
- * The line of a message entry whose message is encoded: byte for byte what `JSON.stringify` of the whole
- * entry gives, for an entry made by `SessionTree.appendMessage` (these fields, in this order).
- */
-export function encodedLine(entry: SessionMessageEntry & { message: EncodedMessage }): EncodedLine {
-	const { id, parentId, timestamp } = entry;
-	const parent = parentId === null ? "null" : JSON.stringify(parentId);
-	const prefix = `{"type":"message","id":${JSON.stringify(id)},"parentId":${parent},"timestamp":${JSON.stringify(timestamp)},"message":`;
-	return { prefix, json: entry.message.json };
 }
 
 const encoder = new TextEncoder();
@@ -77,28 +72,88 @@ export function decodeMessage(message: EncodedMessage): unknown {
 
 /** Characters (or bytes) a line adds to a chunk, to bound chunk sizes. */
 export function lineSize(line: PendingLine): number {
-	return typeof line === "string" ? line.length : line.prefix.length + line.json.length;
+	return typeof line === "string" ? line.length : line.json.length + 100;
+}
+
+const FIELD_ID = encoder.encode('{"type":"message","id":');
+const FIELD_PARENT_ID = encoder.encode(',"parentId":');
+const FIELD_TIMESTAMP = encoder.encode(',"timestamp":');
+const FIELD_MESSAGE = encoder.encode(',"message":');
+const NULL = encoder.encode("null");
+const FIELD_BYTES = FIELD_ID.length + FIELD_PARENT_ID.length + FIELD_TIMESTAMP.length + FIELD_MESSAGE.length;
+
+/**
+ * Bytes a message entry's line may take: a character of a field takes 6 at most (escaped as a `\u`
+ * sequence; a surrogate pair's 4 bytes of UTF-8 are fewer than its two characters may take).
+ */
+function encodedLineBytesAtMost({ entry, json }: EncodedLine): number {
+	const fieldChars = entry.id.length + (entry.parentId?.length ?? 4) + entry.timestamp.length + 6;
+	return FIELD_BYTES + 6 * fieldChars + json.length + 2;
+}
+
+/**
+ * Write `"text"` at `at` if every character is printable ASCII other than a quote or a backslash (so JSON
+ * needs no escape); the new end, or -1 if it is not such a text.
+ */
+function writePlainString(bytes: Uint8Array, at: number, text: string): number {
+	bytes[at++] = QUOTE;
+	for (let index = 0; index < text.length; index++) {
+		const code = text.charCodeAt(index);
+		if (code < 0x20 || code > 0x7e || code === QUOTE || code === BACKSLASH) return -1;
+		bytes[at++] = code;
+	}
+	bytes[at++] = QUOTE;
+	return at;
+}
+
+/** Write the fields of `entry` before its message at `at`, when all are plain (the usual case); the new end, or -1. */
+function writePlainPrefix(bytes: Uint8Array, at: number, { id, parentId, timestamp }: SessionMessageEntry): number {
+	bytes.set(FIELD_ID, at);
+	at = writePlainString(bytes, at + FIELD_ID.length, id);
+	if (at < 0) return -1;
+	bytes.set(FIELD_PARENT_ID, at);
+	at += FIELD_PARENT_ID.length;
+	if (parentId === null) {
+		bytes.set(NULL, at);
+		at += NULL.length;
+	} else {
+		at = writePlainString(bytes, at, parentId);
+		if (at < 0) return -1;
+	}
+	bytes.set(FIELD_TIMESTAMP, at);
+	at = writePlainString(bytes, at + FIELD_TIMESTAMP.length, timestamp);
+	if (at < 0) return -1;
+	bytes.set(FIELD_MESSAGE, at);
+	return at + FIELD_MESSAGE.length;
+}
+
+/** The fields of `entry` before its message, as `JSON.stringify` writes them, whatever they hold. */
+function prefixText({ id, parentId, timestamp }: SessionMessageEntry): string {
+	const parent = parentId === null ? "null" : JSON.stringify(parentId);
+	return `{"type":"message","id":${JSON.stringify(id)},"parentId":${parent},"timestamp":${JSON.stringify(timestamp)},"message":`;
+}
+
+/** Write a message entry's line at `at` (room for `encodedLineBytesAtMost`); the new end. */
+function writeEncodedLine(bytes: Uint8Array, at: number, { entry, json }: EncodedLine): number {
+	let end = writePlainPrefix(bytes, at, entry);
+	if (end < 0) end = at + encoder.encodeInto(prefixText(entry), bytes.subarray(at)).written;
+	bytes.set(json, end);
+	end += json.length;
+	bytes[end++] = CLOSE_BRACE;
+	bytes[end++] = LINE_FEED;
+	return end;
 }
 
 /** The UTF-8 bytes of `lines` in order. */
 export function encodeLines(lines: readonly PendingLine[]): Uint8Array {
 	if (lines.every((line) => typeof line === "string")) return encoder.encode(lines.join(""));
 	let capacity = 0;
-	for (const line of lines) {
-		capacity += typeof line === "string" ? line.length * 3 : line.prefix.length * 3 + line.json.length + 2;
-	}
+	for (const line of lines) capacity += typeof line === "string" ? line.length * 3 : encodedLineBytesAtMost(line);
 	const bytes = new Uint8Array(capacity);
 	let at = 0;
 	for (const line of lines) {
-		if (typeof line === "string") {
-			at += encoder.encodeInto(line, bytes.subarray(at)).written;
-			continue;
-		}
-		at += encoder.encodeInto(line.prefix, bytes.subarray(at)).written;
-		bytes.set(line.json, at);
-		at += line.json.length;
-		bytes[at++] = CLOSE_BRACE;
-		bytes[at++] = LINE_FEED;
+		if (typeof line === "string") at += encoder.encodeInto(line, bytes.subarray(at)).written;
+		else at = writeEncodedLine(bytes, at, line);
 	}
 	return bytes.subarray(0, at);
 }

@@ -17,7 +17,6 @@ import {
 	assertMessageJson,
 	decodeMessage,
 	EncodedMessage,
-	encodedLine,
 	encodeLines,
 	lineSize,
 	type PendingLine,
@@ -87,10 +86,13 @@ function isEncodedMessageEntry(entry: SessionEntry): entry is SessionMessageEntr
 	return entry.type === "message" && (entry.message as unknown) instanceof EncodedMessage;
 }
 
-/** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */
-function encodeAppended(entry: SessionEntry): PendingLine {
+/**
+ * An appended entry's line, or for a message that came encoded its bytes (its line is made when it is
+ * written); a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle).
+ */
+function encodeAppended(entry: SessionEntry): string | EncodedMessage {
 	try {
-		if (isEncodedMessageEntry(entry)) return encodedLine(entry);
+		if (isEncodedMessageEntry(entry)) return entry.message;
 		return encodeEntry(entry);
 	} catch (error) {
 		throw unencodableEntryError(entry.type, error);
@@ -148,7 +150,7 @@ export class SessionCore {
 	#sawAssistant = false;
 	#closed = false;
 	/** Lines of appended entries not written yet, by index in the tree: encoded when appended. */
-	readonly #unwritten = new Map<number, PendingLine>();
+	readonly #unwritten = new Map<number, string | EncodedMessage>();
 	/** Message entries appended as JSON bytes whose message is not an object yet (see `materialize`). */
 	#encoded: (SessionMessageEntry & { message: EncodedMessage })[] = [];
 
@@ -347,9 +349,10 @@ export class SessionCore {
 
 	/** The lines of the tree's entries `[start, end)`: as encoded when appended, or encoded now (loaded, forked). */
 	#linesBetween(start: number, end: number): PendingLine[] {
-		return this.tree
-			.entriesBetween(start, end)
-			.map((entry, offset) => this.#unwritten.get(start + offset) ?? encodeEntry(entry));
+		return this.tree.entriesBetween(start, end).map((entry, offset): PendingLine => {
+			const line = this.#unwritten.get(start + offset) ?? encodeEntry(entry);
+			return line instanceof EncodedMessage ? { entry: entry as SessionMessageEntry, json: line.json } : line;
+		});
 	}
 
 	/**

@@ -60,15 +60,17 @@ describe("messages appended as JSON bytes", () => {
 		await session.close();
 	});
 
-	it("a parent id that needs escaping is escaped in the line", async () => {
+	it.each([
+		['a quote: we"ird'],
+		["a backslash: back\\slash"],
+		[`non-ASCII and long: é😀${"x".repeat(300)}`],
+		["a control character: \u0001"],
+		["a lone surrogate: \ud800"],
+	])("a parent id with %s is written as JSON.stringify writes it", async (odd) => {
 		const storage = await createMemoryStorage();
-		const odd = 'we"ird\\id';
 		await storage.mkdir("/s");
-		await storage.replace("/s/f.jsonl", [
-			encoder.encode(
-				`${header}\n${encodeEntry({ type: "custom", customType: "x", id: odd, parentId: null, timestamp: "2025-01-01T00:00:01.000Z" })}`,
-			),
-		]);
+		const parent = { type: "custom", customType: "x", id: odd, parentId: null, timestamp: "2025-01-01T00:00:01.000Z" };
+		await storage.replace("/s/f.jsonl", [encoder.encode(`${header}\n${encodeEntry(parent)}`)]);
 		const session = await Session.open(storage, "/s/f.jsonl");
 		const { id, written } = session.changeEncodedMessage("user", json(userMessage("hi", 1)));
 		await written;
