@@ -69,7 +69,13 @@ describe("messages appended as JSON bytes", () => {
 	])("a parent id with %s is written as JSON.stringify writes it", async (odd) => {
 		const storage = await createMemoryStorage();
 		await storage.mkdir("/s");
-		const parent = { type: "custom", customType: "x", id: odd, parentId: null, timestamp: "2025-01-01T00:00:01.000Z" };
+		const parent: SessionEntry = {
+			type: "custom",
+			customType: "x",
+			id: odd,
+			parentId: null,
+			timestamp: "2025-01-01T00:00:01.000Z",
+		};
 		await storage.replace("/s/f.jsonl", [encoder.encode(`${header}\n${encodeEntry(parent)}`)]);
 		const session = await Session.open(storage, "/s/f.jsonl");
 		const { id, written } = session.changeEncodedMessage("user", json(userMessage("hi", 1)));
