@@ -12,7 +12,7 @@
  * @module
  */
 import * as Comlink from "comlink";
-import { BATCHABLE_METHODS, type BatchCall, Engine, UnknownSessionError } from "../src/engine.ts";
+import { BATCHABLE_METHODS, type BatchCall, Engine, isBatchFailure, UnknownSessionError } from "../src/engine.ts";
 import { type ErrorData, errorToData } from "../src/error-data.ts";
 import { SessionFormatError } from "../src/jsonl.ts";
 import { HeaderTooLongError } from "../src/load.ts";
@@ -274,7 +274,7 @@ function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.R
 			(results) => {
 				results.forEach((result, index) => {
 					const call = batch[index] as Settle;
-					if (result.ok) call.resolve(result.value);
+					if (!isBatchFailure(result)) call.resolve(result);
 					else {
 						try {
 							call.reject(errorFromData(result.error));

@@ -130,8 +130,21 @@ export interface BatchCall {
 	args: unknown[];
 }
 
-/** The outcome of one call of a batch. */
-export type BatchResult = { ok: true; value: unknown } | { ok: false; error: ErrorData };
+/** A call of a batch that failed, and why. */
+export interface BatchFailure {
+	error: ErrorData;
+}
+
+/**
+ * The outcome of one call of a batch: its value (an entry's id, or `undefined` for a branch move), or a
+ * `BatchFailure`. Plain values, not an object each: a burst's results cross back to the caller's thread.
+ */
+export type BatchResult = string | undefined | BatchFailure;
+
+/** Whether a batch's result is a failure. */
+export function isBatchFailure(result: BatchResult): result is BatchFailure {
+	return typeof result === "object" && result !== null;
+}
 
 /** The outcomes of a batch's calls in order; a change's outcome is final once its write is done. */
 class BatchOutcomes {
@@ -139,17 +152,17 @@ class BatchOutcomes {
 	/** Indices of the changes waiting for each write; a burst shares a few writes. */
 	readonly #waiting = new Map<Promise<void>, number[]>();
 
-	done(value: unknown, written?: Promise<void>): void {
+	done(value: string | undefined, written?: Promise<void>): void {
 		if (written) {
 			const indices = this.#waiting.get(written);
 			if (indices) indices.push(this.#results.length);
 			else this.#waiting.set(written, [this.#results.length]);
 		}
-		this.#results.push({ ok: true, value });
+		this.#results.push(value);
 	}
 
 	failed(error: unknown): void {
-		this.#results.push({ ok: false, error: errorToData(error) });
+		this.#results.push({ error: errorToData(error) });
 	}
 
 	/** The results, once every write they wait for is done; a failed write fails its changes. */
@@ -158,7 +171,7 @@ class BatchOutcomes {
 			try {
 				await written;
 			} catch (error) {
-				for (const index of indices) this.#results[index] = { ok: false, error: errorToData(error) };
+				for (const index of indices) this.#results[index] = { error: errorToData(error) };
 			}
 		}
 		return this.#results;
@@ -488,11 +501,17 @@ export class Engine {
 	}
 
 	/** One batchable call, applied now; `written` (if any) resolves when it is on storage. */
-	#applyChange({ method, args }: BatchCall): { value: unknown; written?: Promise<void> } {
+	#applyChange({ method, args }: BatchCall): { value: string | undefined; written?: Promise<void> } {
 		const [handle, ...rest] = args as [SessionHandle, ...unknown[]];
 		const session = this.#session(handle);
-		if (method === "branch") return { value: session.branch(rest[0] as string) };
-		if (method === "resetLeaf") return { value: session.resetLeaf() };
+		if (method === "branch") {
+			session.branch(rest[0] as string);
+			return { value: undefined };
+		}
+		if (method === "resetLeaf") {
+			session.resetLeaf();
+			return { value: undefined };
+		}
 		if (!BATCHABLE_METHODS.includes(method)) throw new TypeError(`${method} cannot be batched`);
 		const { id, written } = session.change((tree) =>
 			(tree[method as keyof SessionTree] as (...a: unknown[]) => string).apply(tree, rest),

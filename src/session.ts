@@ -150,7 +150,8 @@ export class SessionCore {
 	#sawAssistant = false;
 	#closed = false;
 	/** Lines of appended entries not written yet, by index in the tree: encoded when appended. */
-	readonly #unwritten = new Map<number, string | EncodedMessage>();
+	/** (Entries `#persisted` onwards: an array, not a map, since appends are contiguous.) */
+	#unwritten: (string | EncodedMessage)[] = [];
 	/** Message entries appended as JSON bytes whose message is not an object yet (see `materialize`). */
 	#encoded: (SessionMessageEntry & { message: EncodedMessage })[] = [];
 
@@ -177,7 +178,7 @@ export class SessionCore {
 		const tree = this.tree;
 		const writes = this.path !== undefined && !this.readOnly;
 		tree.setOnAppend((entry) => {
-			if (writes) this.#unwritten.set(tree.size, encodeAppended(entry));
+			if (writes) this.#unwritten[tree.size - this.#persisted] = encodeAppended(entry);
 			if (isEncodedMessageEntry(entry)) this.#encoded.push(entry);
 		});
 	}
@@ -343,14 +344,14 @@ export class SessionCore {
 		} else {
 			yield* io("append", this.path, encodeLines(this.#linesBetween(this.#persisted, upTo)), durable);
 		}
-		for (let index = this.#persisted; index < upTo; index++) this.#unwritten.delete(index);
+		this.#unwritten = this.#unwritten.slice(upTo - this.#persisted);
 		this.#persisted = upTo;
 	}
 
 	/** The lines of the tree's entries `[start, end)`: as encoded when appended, or encoded now (loaded, forked). */
 	#linesBetween(start: number, end: number): PendingLine[] {
 		return this.tree.entriesBetween(start, end).map((entry, offset): PendingLine => {
-			const line = this.#unwritten.get(start + offset) ?? encodeEntry(entry);
+			const line = this.#unwritten[start + offset - this.#persisted] ?? encodeEntry(entry);
 			return line instanceof EncodedMessage ? { entry: entry as SessionMessageEntry, json: line.json } : line;
 		});
 	}

@@ -4,7 +4,15 @@
  */
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
-import { type AgentMessage, Engine, encodeEntry, Session, type SessionEntry, type Storage } from "../src/index.ts";
+import {
+	type AgentMessage,
+	Engine,
+	encodeEntry,
+	isBatchFailure,
+	Session,
+	type SessionEntry,
+	type Storage,
+} from "../src/index.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 
 const encoder = new TextEncoder();
@@ -124,8 +132,18 @@ describe("messages appended as JSON bytes", () => {
 			],
 			buffer,
 		);
-		expect(results.map((result) => result.ok)).toEqual([true, false, true, false, true, false, false, false, false]);
-		expect(results.map((result) => (result.ok ? "" : result.error.name))).toEqual([
+		expect(results.map((result) => !isBatchFailure(result))).toEqual([
+			true,
+			false,
+			true,
+			false,
+			true,
+			false,
+			false,
+			false,
+			false,
+		]);
+		expect(results.map((result) => (isBatchFailure(result) ? result.error.name : ""))).toEqual([
 			"",
 			"TypeError",
 			"",
