@@ -64,71 +64,117 @@ async function writeChunks(handle: FileHandleLike, chunks: Iterable<Uint8Array>)
 	}
 }
 
+/** One spelling per path (`/a//b/./c` is `/a/b/c`), so a path's kept handle is found however it is written. */
+function pathKey(path: string): string {
+	const parts = path.split(/[/\\]+/).filter((part) => part !== ".");
+	return parts.join("/") || "/";
+}
+
+interface KeptHandle {
+	handle: Promise<FileHandleLike>;
+	/** Settles when the writes issued so far are done. */
+	idle: Promise<void>;
+	/** The file's size as far as known: the file system may hold a second copy of an open file. */
+	bytes: number;
+}
+
+/** How many append handles, and how many bytes of files, `AppendHandles` keeps open at most. */
+export interface AppendHandleLimits {
+	handles: number;
+	bytes: number;
+}
+
 /**
- * Append handles kept open between appends, by path, the least recently used closed past `limit`:
+ * Append handles kept open between appends, by path, the least recently used closed past the limits:
  * opening and closing a file can cost several times the append itself (ZenFS resolves the path and
- * builds its inodes each time). Only for file systems that nothing else changes: a kept handle would
- * go on writing to a file that another program had replaced. Changes made through this storage close
- * the path's handle first (`changing`): ZenFS writes a handle's inode back to its path when it closes,
- * which after a rename would undo the rename.
+ * builds its inodes each time). The limits bound memory too, since ZenFS keeps a copy of each open file.
+ * Only for file systems that nothing else changes: a kept handle would go on writing to a file that
+ * another program had replaced. Changes made through this storage close the path's handle first
+ * (`changing`): ZenFS writes a handle's inode back to its path when it closes, which after a rename
+ * would undo the rename.
  */
 class AppendHandles {
-	readonly #kept = new Map<string, { handle: Promise<FileHandleLike>; idle: Promise<void> }>();
+	readonly #kept = new Map<string, KeptHandle>();
 	/** Paths being changed (replaced, renamed, removed): appends to them wait until that is done. */
 	readonly #changing = new Map<string, Promise<void>>();
 	readonly #fs: FsPromisesLike;
-	readonly #limit: number;
+	readonly #limits: AppendHandleLimits;
 
-	constructor(fs: FsPromisesLike, limit: number) {
+	constructor(fs: FsPromisesLike, limits: AppendHandleLimits) {
 		this.#fs = fs;
-		this.#limit = limit;
+		this.#limits = limits;
 	}
 
-	async append(real: string, data: Uint8Array, durable: boolean): Promise<void> {
-		const change = this.#changing.get(real);
+	async append(path: string, data: Uint8Array, durable: boolean): Promise<void> {
+		const key = pathKey(path);
+		const change = this.#changing.get(key);
 		if (change) await change;
-		const kept = this.#kept.get(real) ?? { handle: this.#fs.open(real, "a"), idle: Promise.resolve() };
+		const kept = this.#kept.get(key) ?? this.#open(path);
 		// Most recently used last.
-		this.#kept.delete(real);
-		this.#kept.set(real, kept);
-		for (const oldest of this.#kept.keys()) {
-			if (this.#kept.size <= this.#limit) break;
-			void this.forget(oldest);
-		}
+		this.#kept.delete(key);
+		this.#kept.set(key, kept);
 		const write = kept.idle.then(async () => {
 			const handle = await kept.handle;
 			await writeChunks(handle, [data]);
+			kept.bytes += data.length;
 			if (durable) await handle.datasync();
 		});
 		kept.idle = write.catch(() => undefined);
 		try {
 			await write;
 		} catch (error) {
-			await this.forget(real);
+			await this.forget(key);
 			throw error;
+		}
+		// A file too big to keep on its own is closed, rather than closing the others to make room.
+		if (kept.bytes > this.#limits.bytes) void this.forget(key);
+		this.#evict();
+	}
+
+	#open(path: string): KeptHandle {
+		const handle = this.#fs.open(path, "a");
+		const kept: KeptHandle = { handle, idle: Promise.resolve(), bytes: 0 };
+		kept.idle = handle.then(
+			async (opened) => {
+				kept.bytes = (await opened.stat()).size;
+			},
+			() => undefined,
+		);
+		return kept;
+	}
+
+	/** Close the least recently used handles until the rest are within the limits. */
+	#evict(): void {
+		let bytes = 0;
+		for (const kept of this.#kept.values()) bytes += kept.bytes;
+		for (const [key, kept] of this.#kept) {
+			if (this.#kept.size <= this.#limits.handles && bytes <= this.#limits.bytes) break;
+			bytes -= kept.bytes;
+			void this.forget(key);
 		}
 	}
 
 	/** Run `action`, which changes `paths`, with no append handle open on them meanwhile. */
 	async changing<T>(paths: string[], action: () => Promise<T>): Promise<T> {
-		const done = Promise.all(paths.map((path) => this.forget(path))).then(action);
+		const keys = paths.map(pathKey);
+		const done = Promise.all(keys.map((key) => this.forget(key))).then(action);
 		const settled = done.then(
 			() => undefined,
 			() => undefined,
 		);
-		for (const path of paths) this.#changing.set(path, settled);
+		for (const key of keys) this.#changing.set(key, settled);
 		try {
 			return await done;
 		} finally {
-			for (const path of paths) if (this.#changing.get(path) === settled) this.#changing.delete(path);
+			for (const key of keys) if (this.#changing.get(key) === settled) this.#changing.delete(key);
 		}
 	}
 
-	/** Close the handle kept for `real`, if any, once its writes are done. */
-	async forget(real: string): Promise<void> {
-		const kept = this.#kept.get(real);
+	/** Close the handle kept for `key`, if any, once its writes are done. */
+	async forget(key: string): Promise<void> {
+		const kept = this.#kept.get(key);
 		if (!kept) return;
-		this.#kept.delete(real);
+		this.#kept.delete(key);
 		await kept.idle;
 		// Its writes are done and reported; a failure to close it changes nothing for them.
 		await kept.handle.then((handle) => handle.close()).catch(() => undefined);
@@ -138,10 +184,10 @@ class AppendHandles {
 /** How `fsPromisesStorage` treats its file system. */
 export interface FsPromisesStorageOptions {
 	/**
-	 * Keep up to this many append handles open between appends (default 0: open and close for each).
-	 * Only for a file system that nothing but this storage changes (see `AppendHandles`).
+	 * Keep append handles open between appends, up to these limits (default: none kept, each append opens
+	 * and closes its file). Only for a file system that nothing but this storage changes (see `AppendHandles`).
 	 */
-	keepAppendHandles?: number;
+	keepAppendHandles?: AppendHandleLimits;
 }
 
 /**

@@ -8,18 +8,20 @@ import type { BatchCall } from "../src/engine.ts";
 import { unencodableEntryError } from "../src/session.ts";
 
 /**
- * A message's JSON text. `undefined` for a value that is not written as a JSON object (it is sent as it
- * is); a `TypeError` like the engine's for one that cannot be written (a cycle, a BigInt).
+ * A message as it will be written: `{ json }`, its JSON text, when that is an object's (the usual case);
+ * otherwise `{ value }`, what its JSON stands for (a `toJSON` that gives a string, a function that gives
+ * nothing), which then crosses by structured clone and is written the same. A `TypeError` like the
+ * engine's for a message that cannot be written (a cycle, a BigInt).
  */
-export function messageJson(message: unknown): string | undefined {
-	if (typeof message !== "object" || message === null) return undefined;
-	let json: unknown;
+export function messageJson(message: unknown): { json: string } | { value: unknown } {
+	let json: string | undefined;
 	try {
-		json = JSON.stringify(message);
+		json = JSON.stringify(message) as string | undefined;
 	} catch (error) {
 		throw unencodableEntryError("message", error);
 	}
-	return typeof json === "string" && json.startsWith("{") ? json : undefined;
+	if (json === undefined) return { value: undefined };
+	return json.startsWith("{") ? { json } : { value: JSON.parse(json) };
 }
 
 const textEncoder = new TextEncoder();
@@ -39,7 +41,8 @@ export function encodeTexts(texts: readonly string[], chars: number): { bytes: U
 		at += textEncoder.encodeInto(text, bytes.subarray(at)).written;
 		ends.push(at);
 	}
-	return { bytes: bytes.subarray(0, at), ends };
+	// Exactly the bytes used: the worker keeps this buffer while it keeps any of these messages.
+	return { bytes: at === bytes.length ? bytes : bytes.slice(0, at), ends };
 }
 
 interface Run {

@@ -295,10 +295,11 @@ function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.R
 		return (...args: unknown[]) =>
 			new Promise((resolve, reject) => {
 				if (lifeline.death) throw lifeline.death;
-				const json = method === "appendMessage" ? messageJson(args[1]) : undefined;
+				const message = method === "appendMessage" ? messageJson(args[1]) : undefined;
 				if (calls.length === 0) queueMicrotask(send);
-				if (json === undefined) calls.push({ method, args });
-				else messages.add(calls, args[0], json, (args[1] as { role?: unknown }).role);
+				if (message === undefined) calls.push({ method, args });
+				else if ("json" in message) messages.add(calls, args[0], message.json, (args[1] as { role?: unknown }).role);
+				else calls.push({ method, args: [args[0], message.value] });
 				settlers.push({ resolve, reject });
 				// A long burst goes out in parts, so the worker starts on one while the next is copied.
 				if (settlers.length >= BATCH_SIZE) send();

@@ -16,17 +16,22 @@ import { bindContext, type FileSystem, InMemoryStore, StoreFS } from "@zenfs/cor
 import { isLockHeldHere } from "../src/lock.ts";
 import { joinPath } from "../src/paths.ts";
 import { type LockOwner, type Storage, StorageError } from "../src/storage.ts";
-import { type FsPromisesLike, fsPromisesStorage, type LockIdentity } from "./fs-promises.ts";
+import { type AppendHandleLimits, type FsPromisesLike, fsPromisesStorage, type LockIdentity } from "./fs-promises.ts";
+
+export type { AppendHandleLimits };
+
+/** Append handles the memory storage keeps open: 64 files, of 16 MiB in all (a file past that is not kept). */
+export const MEMORY_APPEND_HANDLES: AppendHandleLimits = { handles: 64, bytes: 16 << 20 };
 
 export interface ZenfsStorageOptions {
 	/** Directory inside the file system under which every path of the engine lives (default `/`). */
 	root?: string;
 	/**
-	 * Keep up to this many append handles open between appends (default 0). Opening a ZenFS file costs
-	 * several times an append; only for a file system that nothing but this storage changes.
-	 * `createMemoryStorage` keeps 64.
+	 * Keep append handles open between appends, up to these limits (default: none). Opening a ZenFS file
+	 * costs several times an append, and ZenFS keeps a copy of each open file in memory. Only for a file
+	 * system that nothing but this storage changes. `createMemoryStorage` keeps `MEMORY_APPEND_HANDLES`.
 	 */
-	keepAppendHandles?: number;
+	keepAppendHandles?: AppendHandleLimits;
 }
 
 const realmToken = crypto.randomUUID();
@@ -101,5 +106,5 @@ export async function createMemoryStorage(options: ZenfsStorageOptions = {}): Pr
 	const fileSystem = new StoreFS(new GrowableMemoryStore());
 	fileSystem.checkRootSync();
 	// The file system is this storage's alone, so its append handles can stay open.
-	return createZenfsStorage(fileSystem, { keepAppendHandles: 64, ...options });
+	return createZenfsStorage(fileSystem, { keepAppendHandles: MEMORY_APPEND_HANDLES, ...options });
 }

@@ -481,7 +481,7 @@ export class Engine {
 	 * Run many batchable calls (appends, branch moves) in order, as if issued back to back, and report each
 	 * outcome. The worker client sends calls issued in the same tick this way: one message, one write.
 	 * Messages come as `appendEncodedMessages` runs whose JSON text is in `encoded` (see `BatchCall`), each
-	 * message with its own outcome, in order.
+	 * message with its own outcome, in order. The engine takes `encoded` over: it keeps views of it.
 	 */
 	async runBatch(calls: BatchCall[], encoded?: Uint8Array): Promise<BatchResult[]> {
 		const outcomes = new BatchOutcomes();
@@ -522,26 +522,34 @@ export class Engine {
 	/** The messages of one `appendEncodedMessages` call, each appended on its own (see `BatchCall`). */
 	#appendEncodedMessages(args: unknown[], encoded: Uint8Array | undefined, outcomes: BatchOutcomes): void {
 		const [handle, start, ends, roles] = args as [SessionHandle, number, number[], (string | undefined)[]];
+		// Without one outcome per message, every later result would answer the wrong call: refuse the batch.
+		if (!Array.isArray(ends) || !Array.isArray(roles) || ends.length !== roles.length) {
+			throw new TypeError("appendEncodedMessages takes [handle, start, ends, roles], with as many roles as ends");
+		}
 		let session: Session;
+		let bytes: Uint8Array;
 		try {
 			session = this.#session(handle);
 			const last = ends[ends.length - 1] ?? start;
-			const inRange = Number.isInteger(start) && start >= 0 && last <= (encoded?.length ?? 0);
-			if (!inRange || ends.length !== roles.length) {
+			if (!encoded || !Number.isInteger(start) || start < 0 || !(last >= start && last <= encoded.length)) {
 				throw new TypeError("appendEncodedMessages: the byte ranges do not fit the batch's buffer");
 			}
+			// A run that shares the buffer with others gets its own copy: a session keeps its messages' bytes
+			// until it is read, and must not keep other sessions' bytes with them.
+			bytes = start === 0 && last === encoded.length ? encoded : encoded.slice(start, last);
 		} catch (error) {
 			for (let index = 0; index < ends.length; index++) outcomes.failed(error);
 			return;
 		}
-		const bytes = encoded as Uint8Array;
 		let from = start;
 		for (let index = 0; index < ends.length; index++) {
 			const to = ends[index] as number;
 			try {
-				if (!(to >= from && to <= bytes.length))
+				if (!(to >= from && from >= start && to - start <= bytes.length)) {
 					throw new TypeError("appendEncodedMessages: a byte range is out of order");
-				const { id, written } = session.changeEncodedMessage(roles[index], bytes.subarray(from, to));
+				}
+				const json = bytes.subarray(from - start, to - start);
+				const { id, written } = session.changeEncodedMessage(roles[index], json);
 				outcomes.done(id, written);
 			} catch (error) {
 				outcomes.failed(error);

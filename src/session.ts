@@ -589,7 +589,8 @@ export class Session {
 	 * Append a message that arrives as the UTF-8 bytes of its JSON text (how the worker client sends
 	 * messages): the bytes are written as they are, and become an object when the tree is next read. As
 	 * `change`, it applies now and says when it is written. The bytes must be `JSON.stringify`'s output for
-	 * an object; a `TypeError` if they cannot be one line's object.
+	 * an object; a `TypeError` if they cannot be one line's object. Read the tree through `tree` after this:
+	 * a tree reference held from before shows the message as a placeholder until `tree` is read again.
 	 */
 	changeEncodedMessage(role: string | undefined, json: Uint8Array): { id: string; written: Promise<void> } {
 		assertMessageJson(json);

@@ -3,6 +3,7 @@
  * are, byte for byte what appending the object writes, and decoded only when the session is read.
  */
 import { describe, expect, it } from "vitest";
+import { encodeTexts } from "../adapters/message-runs.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import {
 	type AgentMessage,
@@ -32,6 +33,16 @@ async function newSession(): Promise<{ storage: Storage; session: Session }> {
 	const storage = await createMemoryStorage();
 	return { storage, session: await Session.create(storage, { cwd: "/p", sessionDir: "/s" }) };
 }
+
+describe("the worker client's encoding of a batch's messages", () => {
+	it("is one buffer of exactly their UTF-8, with where each ends", () => {
+		const texts = ["é😀", "x".repeat(1000), '{"a":"\u2028"}'];
+		const { bytes, ends } = encodeTexts(texts, texts.join("").length);
+		expect(bytes.buffer.byteLength).toBe(bytes.length);
+		expect(decoder.decode(bytes)).toBe(texts.join(""));
+		expect(ends).toEqual([6, 1006, 1006 + encoder.encode(texts[2]).length]);
+	});
+});
 
 describe("messages appended as JSON bytes", () => {
 	it("are written as appending the objects writes them, and read back as objects", async () => {
@@ -160,6 +171,38 @@ describe("messages appended as JSON bytes", () => {
 			"assistant",
 			"custom",
 		]);
+		await engine.closeAll();
+	});
+
+	it("Engine.runBatch: each session keeps its own copy of its run's bytes; a malformed run refuses the batch", async () => {
+		const engine = new Engine({ storage: await createMemoryStorage(), agentDir: "/agent" });
+		const one = await engine.create({ cwd: "/p" });
+		const two = await engine.create({ cwd: "/q" });
+		const first = json(userMessage("first", 1));
+		const second = json(userMessage("second", 2));
+		const buffer = new Uint8Array([...first, ...second]);
+		const results = await engine.runBatch(
+			[
+				{ method: "appendEncodedMessages", args: [one.handle, 0, [first.length], ["user"]] },
+				{ method: "appendEncodedMessages", args: [two.handle, first.length, [buffer.length], ["user"]] },
+			],
+			buffer,
+		);
+		expect(results.some(isBatchFailure)).toBe(false);
+		buffer.fill(0x20); // neither session holds a view of the batch's buffer
+		const messages = await Promise.all([one, two].map(({ handle }) => engine.getBranch(handle)));
+		expect(messages.map(([entry]) => entry?.type === "message" && entry.message)).toEqual([
+			userMessage("first", 1),
+			userMessage("second", 2),
+		]);
+		const malformed = engine.runBatch(
+			[
+				{ method: "appendEncodedMessages", args: [one.handle, 0, "not ends", []] },
+				{ method: "resetLeaf", args: [one.handle] },
+			],
+			buffer,
+		);
+		await expect(malformed).rejects.toThrow(TypeError);
 		await engine.closeAll();
 	});
 });

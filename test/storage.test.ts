@@ -4,6 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { bindContext, type FileSystem, InMemory, resolveMountConfig } from "@zenfs/core";
 import { describe, expect, it } from "vitest";
+import { type FsPromisesLike, fsPromisesStorage } from "../adapters/fs-promises.ts";
 import { createNodeStorage, createNodeSyncStorage, processStartTime } from "../adapters/node.ts";
 import { createMemoryStorage, createZenfsStorage } from "../adapters/zenfs.ts";
 import { acquireLock, lockPathOf, releaseLock, SessionLockedError } from "../src/lock.ts";
@@ -240,6 +241,12 @@ describe("zenfs adapter specifics", () => {
 		await Promise.all([storage.rename("/f", "/g"), storage.append("/f", bytes("c"), false)]);
 		await Promise.all([storage.remove("/g"), storage.append("/g", bytes("d"), false)]);
 		expect([await text(), new TextDecoder().decode(await storage.readRange("/g", 0, 100))]).toEqual(["c", "d"]);
+		// Another spelling of the same path is the same file: its kept handle is closed by the replace too.
+		await storage.mkdir("/d");
+		await storage.append("/d//h", bytes("a"), false);
+		await storage.replace("/d/h", [bytes("R")]);
+		await storage.append("/d/./h", bytes("b"), false);
+		expect(new TextDecoder().decode(await storage.readRange("/d/h", 0, 100))).toBe("Rb");
 		// Many files, more than the handles kept: the evicted ones are closed with their data in place.
 		await storage.mkdir("/many");
 		for (let round = 0; round < 2; round++) {
@@ -248,6 +255,54 @@ describe("zenfs adapter specifics", () => {
 		for (let n = 0; n < 100; n++) {
 			expect(new TextDecoder().decode(await storage.readRange(`/many/${n}`, 0, 100))).toBe(`${n};${n};`);
 		}
+	});
+
+	it("kept append handles: one open per file, however its path is spelled, within the limits of handles and bytes", async () => {
+		const events: string[] = [];
+		const sizes = new Map<string, number>();
+		const fs = {
+			open: async (path: string) => {
+				events.push(`open ${path}`);
+				return {
+					stat: async () => ({ size: sizes.get(path) ?? 0 }),
+					read: async () => ({ bytesRead: 0 }),
+					write: async (buffer: Uint8Array, offset = 0, length = buffer.length - offset) => {
+						sizes.set(path, (sizes.get(path) ?? 0) + length);
+						return { bytesWritten: length };
+					},
+					datasync: async () => undefined,
+					close: async () => {
+						events.push(`close ${path}`);
+					},
+				};
+			},
+		} as unknown as FsPromisesLike;
+		const identity = {
+			lockOwner: () => ({ pid: 0, host: "h", startedAt: 0, token: "t" }),
+			isLockOwnerAlive: () => true,
+		};
+		const storage = fsPromisesStorage(fs, identity, (path) => path, { keepAppendHandles: { handles: 2, bytes: 100 } });
+		const data = (size: number) => new Uint8Array(size);
+		await storage.append("/d/a", data(10), false);
+		await storage.append("/d//a", data(10), false);
+		await storage.append("/d/./a", data(10), true);
+		expect(events).toEqual(["open /d/a"]);
+		await storage.append("/d/b", data(10), false);
+		await storage.append("/d/c", data(10), false); // a third file: the least recently used (a) closes
+		await storage.append("/d/b", data(10), false);
+		await storage.append("/d/big", data(101), false); // past the byte limit alone: not kept, the others stay
+		await storage.append("/d/c", data(60), false); // c 70 bytes, b 20: within the limit
+		await storage.append("/d/b", data(20), false); // b 40: past it, so the least recently used (c) closes
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		expect(events).toEqual([
+			"open /d/a",
+			"open /d/b",
+			"open /d/c",
+			"close /d/a",
+			"open /d/big",
+			"close /d/big",
+			"close /d/c",
+		]);
 	});
 
 	it("lock owners name the realm, not a pid", async () => {

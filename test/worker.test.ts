@@ -52,6 +52,23 @@ describe("the engine worker's life", () => {
 		const withFunction = { ...userMessage("hi", 1), format: () => "hi" };
 		const id = await engine.appendMessage(handle, withFunction);
 		expect(await engine.getEntry(handle, id)).toMatchObject({ message: userMessage("hi", 1) });
+		// Messages whose JSON is not an object cross as what it stands for, in a burst with others.
+		const other = await engine.create({ cwd: "/q" });
+		const burst = await Promise.all([
+			engine.appendMessage(handle, userMessage("a", 1)),
+			engine.appendMessage(other.handle, userMessage("b", 1)),
+			engine.appendMessage(handle, { toJSON: () => "as text" } as never),
+			engine.appendMessage(handle, (() => 1) as never),
+		]);
+		const entries = await Promise.all(
+			burst.map((entryId, n) => engine.getEntry(n === 1 ? other.handle : handle, entryId)),
+		);
+		expect(entries.map((entry) => entry?.type === "message" && entry.message)).toEqual([
+			userMessage("a", 1),
+			userMessage("b", 1),
+			"as text",
+			undefined,
+		]);
 		// Structured clone, not JSON, carries other arguments: the batch they travel in fails together.
 		const batch = [
 			engine.appendMessage(handle, userMessage("same batch", 2)),
@@ -59,7 +76,7 @@ describe("the engine worker's life", () => {
 		];
 		const failures = await Promise.all(batch.map(rejection));
 		expect(failures.map((error) => error.name)).toEqual(["DataCloneError", "DataCloneError"]);
-		expect((await engine.getBranch(handle)).length).toBe(1);
+		expect((await engine.getBranch(handle)).length).toBe(4);
 		await terminate();
 	});
 
