@@ -6,7 +6,7 @@
  * `SessionManager.appendMessage` called 10,000 times; every file is checked to hold all of them in order.
  * Messages are real user and assistant messages of the corpus (150–1000 bytes of JSON). Everything is
  * written to a temporary agent directory, removed at the end.
- * Run: `npx tsx bench/worker-appends.ts` (`BENCH_ROUNDS=5` for more rounds).
+ * Run: `npx tsx bench/worker-appends.ts` (`BENCH_ROUNDS=11` for more rounds; 7 by default).
  * @module
  */
 import { readFileSync, rmSync } from "node:fs";
@@ -30,7 +30,7 @@ const ROUND_TRIP_WARMUP = 500;
 const ROUND_TRIPS = 2000;
 const PIPELINED = 10_000;
 const WARMUP = 1;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const CWD = "/bench/appends";
 
 interface WorkerCase {
