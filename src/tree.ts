@@ -259,12 +259,8 @@ export class SessionTree {
 		const out = new Map<Node, SessionTreeNode>();
 		for (const node of this.#nodes.values()) {
 			const resolved = this.#labels.get(node.entry.id);
-			out.set(
-				node,
-				resolved
-					? { entry: node.entry, children: [], label: resolved.label, labelTimestamp: resolved.timestamp }
-					: { entry: node.entry, children: [] },
-			);
+			// Both label keys always there, `undefined` when unlabelled, as pi's nodes have them.
+			out.set(node, { entry: node.entry, children: [], label: resolved?.label, labelTimestamp: resolved?.timestamp });
 		}
 		for (const [node, treeNode] of out) {
 			if (node.parent) (out.get(node.parent) as SessionTreeNode).children.push(treeNode);

@@ -356,7 +356,7 @@ function expectSameView(actual: View, expected: View): void {
 	expect(actual.leafId).toBe(expected.leafId);
 	expect(actual.leafContext).toEqual(expected.leafContext);
 	// toEqual treats pi's `label: undefined` keys as absent, as ours omit them.
-	expect(actual.tree).toEqual(expected.tree);
+	expect(actual.tree).toStrictEqual(expected.tree); // label keys too, present as undefined, as pi has them
 	expect(actual.name).toBe(expected.name);
 	for (const { id } of expected.entries) {
 		expect(actual.label(id), `label of ${id}`).toBe(expected.label(id));
