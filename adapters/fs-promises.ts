@@ -22,7 +22,6 @@ export interface FsPromisesLike {
 		path: string,
 	): Promise<{ size: number; mtimeMs: number; mode: number; isFile(): boolean; isDirectory(): boolean }>;
 	chmod(path: string, mode: number): Promise<void>;
-	realpath(path: string): Promise<string>;
 	readdir(
 		path: string,
 		options: { withFileTypes: true },
@@ -189,8 +188,6 @@ export interface FsPromisesStorageOptions {
 	 * and closes its file). Only for a file system that nothing but this storage changes (see `AppendHandles`).
 	 */
 	keepAppendHandles?: AppendHandleLimits;
-	/** The engine's path for a path of the file system (the inverse of `resolve`), or `undefined` if it has none. */
-	unresolve?: (real: string) => string | undefined;
 }
 
 /**
@@ -255,29 +252,20 @@ export function fsPromisesStorage(
 		createExclusive: (path, chunks, durable) => guarded(path, (real) => writeAll(real, "wx", chunks, durable)),
 		replace: (path, chunks) =>
 			guarded(path, async (real) => {
-				// Through a symlink, the file it leads to is replaced (as writing through it would), not the link.
-				const target = await fs.realpath(real).catch(() => real);
-				const temporary = temporaryName(target);
+				const temporary = temporaryName(real);
 				try {
 					await writeAll(temporary, "wx", chunks, true);
 					// The file keeps its permissions (a session made private stays private).
-					const mode = await fs.stat(target).then(
+					const mode = await fs.stat(real).then(
 						(stat) => stat.mode & 0o7777,
 						() => undefined,
 					);
 					if (mode !== undefined) await fs.chmod(temporary, mode);
-					await changing([real, target], () => fs.rename(temporary, target));
+					await changing([real], () => fs.rename(temporary, real));
 				} catch (error) {
 					await fs.unlink(temporary).catch(() => undefined);
 					throw error;
 				}
-			}),
-		realpath: (path) =>
-			guarded(path, async (real) => {
-				const resolved = await fs.realpath(real);
-				await fs.stat(resolved); // not-found if nothing is there (ZenFS resolves missing paths too)
-				// A link that leads out of the storage's root is not followed.
-				return options.unresolve ? (options.unresolve(resolved) ?? path) : resolved;
 			}),
 		rename: (from, to) =>
 			guarded(from, (real) => {

@@ -120,22 +120,19 @@ export function createNodeSyncStorage(): SyncStorage {
 		createExclusive: (path, chunks, durable) => guarded(path, () => writeAllSync(path, "wx", chunks, durable)),
 		replace: (path, chunks) =>
 			guarded(path, () => {
-				// Through a symlink, the file it leads to is replaced (as writing through it would), not the link.
-				const target = fs.existsSync(path) ? fs.realpathSync(path) : path;
-				const temporary = temporaryName(target);
+				const temporary = temporaryName(path);
 				try {
 					writeAllSync(temporary, "wx", chunks, true);
 					// The file keeps its permissions (a session made private stays private).
-					const mode = fs.statSync(target, { throwIfNoEntry: false })?.mode;
+					const mode = fs.statSync(path, { throwIfNoEntry: false })?.mode;
 					if (mode !== undefined) fs.chmodSync(temporary, mode & 0o7777);
-					fs.renameSync(temporary, target);
+					fs.renameSync(temporary, path);
 				} catch (error) {
 					fs.rmSync(temporary, { force: true });
 					throw error;
 				}
 			}),
 		rename: (from, to) => guarded(from, () => fs.renameSync(from, to)),
-		realpath: (path) => guarded(path, () => fs.realpathSync(path)),
 		stat: (path) =>
 			guarded(path, (): FileStat | null => {
 				const stat = fs.statSync(path, { throwIfNoEntry: false });

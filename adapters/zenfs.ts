@@ -63,13 +63,8 @@ export function createZenfsStorage(fileSystem: FileSystem, options: ZenfsStorage
 		}
 		return joinPath(root, path);
 	};
-	const unresolve = (real: string): string | undefined => {
-		if (root === "/" || real === root) return root === "/" ? real : "/";
-		return real.startsWith(`${root}/`) ? real.slice(root.length) : undefined;
-	};
 	return fsPromisesStorage(context.fs.promises as unknown as FsPromisesLike, zenfsLockIdentity, resolve, {
 		keepAppendHandles: options.keepAppendHandles,
-		unresolve,
 	});
 }
 

@@ -4,7 +4,6 @@
  * `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
  * @module
  */
-import { dirname, joinPath } from "./paths.ts";
 import { io, isStorageError, type LockOwner, removeQuietly, type Task } from "./storage.ts";
 
 /** Another writer holds the session. Open it read-only, or try again after that writer closes. */
@@ -42,21 +41,6 @@ const encoder = new TextEncoder();
 
 export function lockPathOf(path: string): string {
 	return `${path}.lock`;
-}
-
-/**
- * `path` with its symbolic links resolved, so that one file has one lock however it is reached (through a
- * linked `~/.pi`, say). For a file not created yet, its directory is resolved instead.
- */
-function* canonicalPath(path: string): Task<string> {
-	try {
-		return yield* io("realpath", path);
-	} catch (error) {
-		if (!isStorageError(error, "not-found")) throw error;
-	}
-	const parent = dirname(path);
-	if (parent === path || parent === ".") return path;
-	return joinPath(yield* canonicalPath(parent), path.slice(parent.length + 1));
 }
 
 function* readOwner(lockPath: string): Task<LockOwner | null> {
@@ -100,7 +84,7 @@ function* isYoung(path: string): Task<boolean> {
  * const lock = await runTask(acquireLock("/s/a.jsonl"), storage);
  */
 export function* acquireLock(path: string): Task<WriterLock> {
-	const lockPath = lockPathOf(yield* canonicalPath(path));
+	const lockPath = lockPathOf(path);
 	const owner = yield* io("lockOwner");
 	const content = encoder.encode(`${JSON.stringify(owner)}\n`);
 	for (let attempt = 0; attempt < 5; attempt++) {

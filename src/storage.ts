@@ -69,8 +69,6 @@ export interface StorageOps {
 	rename(from: string, to: string): void;
 	/** `null` when nothing is there. */
 	stat(path: string): FileStat | null;
-	/** The path with every symbolic link in it resolved; `not-found` if nothing is there. */
-	realpath(path: string): string;
 	/** Entries of a directory; empty when it does not exist. */
 	list(dir: string): DirEntry[];
 	/** Create a directory and its parents. */

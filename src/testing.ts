@@ -154,7 +154,6 @@ function storageOverSync(sync: SyncStorage): Storage {
 		replace: async (path, chunks) => runTaskSync(io("replace", path, chunks), sync),
 		rename: async (from, to) => runTaskSync(io("rename", from, to), sync),
 		stat: async (path) => runTaskSync(io("stat", path), sync),
-		realpath: async (path) => runTaskSync(io("realpath", path), sync),
 		list: async (dir) => runTaskSync(io("list", dir), sync),
 		mkdir: async (dir) => runTaskSync(io("mkdir", dir), sync),
 		remove: async (path) => runTaskSync(io("remove", path), sync),
@@ -502,17 +501,6 @@ export function testStorage(name: string, factory: StorageFactory, t: TestApi, o
 				await c.storage.createExclusive(c.at("b"), [bytes("target")], false);
 				await expectStorageError(c.storage.rename(c.at("missing"), c.at("b")), "not-found", c.at("missing"));
 				expect(await readText(c, c.at("b"))).toBe("target");
-			});
-		});
-
-		describe("realpath", () => {
-			test("names a file and a directory as their resolved directory names them; not-found when missing", async (c) => {
-				await c.storage.mkdir(c.at("d"));
-				await c.storage.createExclusive(c.at("d", "f"), [bytes("x")], false);
-				const root = await c.storage.realpath(c.root);
-				expect(await c.storage.realpath(c.at("d"))).toBe(`${root === "/" ? "" : root}/d`);
-				expect(await c.storage.realpath(c.at("d", "f"))).toBe(`${root === "/" ? "" : root}/d/f`);
-				await expectStorageError(c.storage.realpath(c.at("missing")), "not-found", c.at("missing"));
 			});
 		});
 

@@ -687,28 +687,6 @@ it("on disk, a session file that is a symbolic link is listed and found (as pi d
 	}
 });
 
-it("on disk, a session file reached through a symlink has the one lock of its real path", async () => {
-	const dir = mkdtempSync(join(tmpdir(), "session-link-lock-"));
-	try {
-		const storage = createNodeStorage();
-		const created = await Session.create(storage, { cwd: "/p", sessionDir: dir });
-		await created.appendMessage(user("q"));
-		await created.appendMessage(assistant("a"));
-		await created.close();
-		const real = created.path as string;
-		symlinkSync(real, `${dir}/linked.jsonl`);
-		const viaLink = await Session.open(storage, `${dir}/linked.jsonl`);
-		expect(readFileSync(`${real}.lock`, "utf8")).toContain('"token"');
-		expect(await outcome(Session.open(storage, real))).toBeInstanceOf(SessionLockedError);
-		await viaLink.close();
-		const direct = await Session.open(storage, real);
-		expect(await outcome(Session.open(storage, `${dir}/linked.jsonl`))).toBeInstanceOf(SessionLockedError);
-		await direct.close();
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
-	}
-});
-
 it("on disk, a migrated file keeps its permissions (a private session stays private)", async () => {
 	const dir = mkdtempSync(join(tmpdir(), "session-mode-"));
 	try {
