@@ -257,8 +257,9 @@ const BATCH_SIZE = 500;
  * The remote engine, with appends and branch moves issued in the same tick sent as one message
  * (`runBatch`): one round trip and one write for a burst, instead of one each. Any other call first sends
  * the pending batch, so calls reach the engine in the order they were made. Messages travel as JSON text
- * in one transferred buffer per batch (`appendEncodedMessages`, see message-runs.ts), so a message that cannot be written
- * fails its own call, here, and the worker neither rebuilds the message nor encodes it again.
+ * in one transferred buffer per batch (`appendEncodedMessages`, see message-runs.ts), so a message that
+ * cannot be written fails its own call, here, and the worker neither rebuilds the message nor encodes it
+ * again.
  */
 function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.Remote<Engine> {
 	type Settle = { resolve(value: unknown): void; reject(error: unknown): void };

@@ -86,13 +86,9 @@ function isEncodedMessageEntry(entry: SessionEntry): entry is SessionMessageEntr
 	return entry.type === "message" && (entry.message as unknown) instanceof EncodedMessage;
 }
 
-/**
- * An appended entry's line, or for a message that came encoded its bytes (its line is made when it is
- * written); a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle).
- */
-function encodeAppended(entry: SessionEntry): string | EncodedMessage {
+/** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */
+function encodeAppended(entry: SessionEntry): string {
 	try {
-		if (isEncodedMessageEntry(entry)) return entry.message;
 		return encodeEntry(entry);
 	} catch (error) {
 		throw unencodableEntryError(entry.type, error);
@@ -149,8 +145,10 @@ export class SessionCore {
 	#scanned = 0;
 	#sawAssistant = false;
 	#closed = false;
-	/** Lines of appended entries not written yet, by index in the tree: encoded when appended. */
-	/** (Entries `#persisted` onwards: an array, not a map, since appends are contiguous.) */
+	/**
+	 * Lines of appended entries not written yet, from entry `#persisted` on (appends are contiguous):
+	 * encoded when appended, or for a message that came encoded its bytes (its line is made when written).
+	 */
 	#unwritten: (string | EncodedMessage)[] = [];
 	/** Message entries appended as JSON bytes whose message is not an object yet (see `materialize`). */
 	#encoded: (SessionMessageEntry & { message: EncodedMessage })[] = [];
@@ -178,8 +176,9 @@ export class SessionCore {
 		const tree = this.tree;
 		const writes = this.path !== undefined && !this.readOnly;
 		tree.setOnAppend((entry) => {
-			if (writes) this.#unwritten[tree.size - this.#persisted] = encodeAppended(entry);
-			if (isEncodedMessageEntry(entry)) this.#encoded.push(entry);
+			const encoded = isEncodedMessageEntry(entry);
+			if (writes) this.#unwritten[tree.size - this.#persisted] = encoded ? entry.message : encodeAppended(entry);
+			if (encoded) this.#encoded.push(entry);
 		});
 	}
 
