@@ -1,15 +1,19 @@
 /**
- * From a path of the tree to what the model sees. Each step is its own function (path, settings,
- * the entries that produce messages, the messages of one entry) and `buildSessionContext` composes them.
+ * From a path of the tree to what the model sees, by pi 1.6's rules. Each step is its own function (the
+ * path, its settings, the entries in context, the messages of one entry, context edits) and
+ * `buildSessionProjection` / `buildSessionContext` compose them.
  * @module
  */
 import type {
 	AgentMessage,
 	CompactionEntry,
+	ContextEditEntry,
 	ModelRef,
+	ProjectedSessionEntry,
 	SessionContext,
 	SessionEntry,
-	StoredMessage,
+	SessionProjection,
+	TextContent,
 } from "./entries.ts";
 
 /** Index entries by id (first occurrence wins, as in the tree). */
@@ -64,7 +68,8 @@ export function getSessionContextSettings(path: readonly SessionEntry[]): Sessio
 	for (const entry of path) {
 		if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
 		else if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
-		else if (entry.type === "message" && entry.message.role === "assistant") {
+		// A message that is null or missing (a damaged file) is skipped; pi throws on it.
+		else if (entry.type === "message" && entry.message?.role === "assistant") {
 			model = { provider: entry.message.provider, modelId: entry.message.model };
 		}
 	}
@@ -76,24 +81,42 @@ function latestCompactionIndex(path: readonly SessionEntry[]): number {
 	return -1;
 }
 
+function isSystemMessageEntry(entry: SessionEntry): boolean {
+	return entry.type === "message" && entry.message?.role === "system";
+}
+
 /**
- * The entries of a path whose messages reach the model, in order. With a compaction on the path the
- * latest one comes first, then the entries from its `firstKeptEntryId` up to it, then those after it;
- * entries before the first kept entry never appear.
+ * The entries of a path that make up the context, in order (pi 1.6's rule). With a compaction on the path
+ * the latest one comes first, then the entries from its `firstKeptEntryId` up to it except system messages
+ * (the compaction carries the prompt in force), then every entry after it. Entries of every kind are
+ * kept, so a view can show them; only some of them produce messages.
  * @example
- * const contextEntries = buildContextEntries(buildSessionPath(entries, leafId));
+ * const shown = contextEntriesOfPath(tree.getBranch());
  */
-export function buildContextEntries(path: readonly SessionEntry[]): SessionEntry[] {
+export function contextEntriesOfPath(path: readonly SessionEntry[]): SessionEntry[] {
 	const compactionIndex = latestCompactionIndex(path);
-	if (compactionIndex < 0) return path.filter(producesMessage);
+	if (compactionIndex < 0) return [...path];
 	const compaction = path[compactionIndex] as CompactionEntry;
 	const kept = path.slice(0, compactionIndex);
 	const firstKept = kept.findIndex((entry) => entry.id === compaction.firstKeptEntryId);
 	return [
 		compaction,
-		...(firstKept < 0 ? [] : kept.slice(firstKept).filter(producesMessage)),
-		...path.slice(compactionIndex + 1).filter(producesMessage),
+		...(firstKept < 0 ? [] : kept.slice(firstKept).filter((entry) => !isSystemMessageEntry(entry))),
+		...path.slice(compactionIndex + 1),
 	];
+}
+
+/**
+ * pi's `buildContextEntries`: the entries in context for a leaf (default: the last entry; `null`: none).
+ * @example
+ * const entries = buildContextEntries(tree.getEntries(), tree.getLeafId());
+ */
+export function buildContextEntries(
+	entries: readonly SessionEntry[],
+	leafId?: string | null,
+	byId?: ReadonlyMap<string, SessionEntry>,
+): SessionEntry[] {
+	return contextEntriesOfPath(buildSessionPath(entries, leafId, byId));
 }
 
 /**
@@ -106,32 +129,33 @@ export function getLatestCompactionEntry(entries: readonly SessionEntry[]): Comp
 	return index < 0 ? null : (entries[index] as CompactionEntry);
 }
 
-/** Entry kinds that produce a message when they are not the leading compaction. */
-function producesMessage(entry: SessionEntry): boolean {
-	return (
-		entry.type === "message" || entry.type === "custom_message" || (entry.type === "branch_summary" && !!entry.summary)
-	);
-}
-
 function epochMillis(isoTimestamp: string): number {
 	return new Date(isoTimestamp).getTime();
 }
 
-/** Old files may hold `content: null`; the model expects a list. */
-function withContentList(message: StoredMessage | AgentMessage): AgentMessage {
-	return "content" in message && message.content === null ? ({ ...message, content: [] } as AgentMessage) : message;
-}
-
 /**
- * The messages one entry contributes to the context (zero or one). Entry kinds that are not messages
- * (settings, labels, names, extension state) contribute none.
+ * The messages one entry contributes to the context, as pi 1.6 makes them: a message entry its message
+ * (a missing `content` becomes `""` for system and `[]` for user, assistant and tool-result messages), a
+ * custom message entry a `custom` message, a branch summary with text a `branchSummary`, a compaction its
+ * `systemMessage` (if any) and a `compactionSummary`. Other kinds contribute none.
  * @example
- * const messages = buildContextEntries(path).flatMap(sessionEntryToContextMessages);
+ * const messages = buildContextEntries(entries, leafId).flatMap(sessionEntryToContextMessages);
  */
 export function sessionEntryToContextMessages(entry: SessionEntry): AgentMessage[] {
 	switch (entry.type) {
-		case "message":
-			return [withContentList(entry.message)];
+		case "message": {
+			const message = entry.message;
+			// Only a damaged file has no message here; pi throws on it, we leave it out.
+			if (message === null || message === undefined) return [];
+			const content = (message as { content?: unknown }).content;
+			if (content === null || content === undefined) {
+				if (message.role === "system") return [{ ...message, content: "" }];
+				if (message.role === "user" || message.role === "assistant" || message.role === "toolResult") {
+					return [{ ...message, content: [] }];
+				}
+			}
+			return [message];
+		}
 		case "custom_message":
 			return [
 				{
@@ -154,24 +178,92 @@ export function sessionEntryToContextMessages(entry: SessionEntry): AgentMessage
 						},
 					]
 				: [];
-		case "compaction":
-			return [
-				{
-					role: "compactionSummary",
-					summary: entry.summary,
-					tokensBefore: entry.tokensBefore,
-					timestamp: epochMillis(entry.timestamp),
-				},
-			];
+		case "compaction": {
+			const summary: AgentMessage = {
+				role: "compactionSummary",
+				summary: entry.summary,
+				tokensBefore: entry.tokensBefore,
+				timestamp: epochMillis(entry.timestamp),
+			};
+			return entry.systemMessage ? [entry.systemMessage, summary] : [summary];
+		}
 		default:
 			return [];
 	}
 }
 
+/** Roles whose content a context edit replaces; other messages of an edited entry stay as they are. */
+const EDITABLE_ROLES: ReadonlySet<string> = new Set(["user", "assistant", "toolResult", "custom"]);
+
+/**
+ * pi's `projectContextEntry`: the messages of one entry with a context edit applied. A `null` replacement
+ * removes them; otherwise the replacement's content takes the place of theirs, a string becoming one text
+ * block for assistant and tool-result messages (which need a list).
+ * @example
+ * const messages = projectContextEntry(entry, latestEditOf.get(entry.id));
+ */
+export function projectContextEntry(entry: SessionEntry, edit: ContextEditEntry | undefined): AgentMessage[] {
+	const messages = sessionEntryToContextMessages(entry);
+	if (!edit) return messages;
+	const replacement = edit.replacement;
+	if (replacement === null) return [];
+	return messages.map((message) => {
+		if (!EDITABLE_ROLES.has(message.role)) return message;
+		const content = replacement.content;
+		const asBlocks = (message.role === "assistant" || message.role === "toolResult") && typeof content === "string";
+		const text: TextContent[] | undefined = asBlocks ? [{ type: "text", text: content }] : undefined;
+		return { ...message, content: text ?? content } as AgentMessage;
+	});
+}
+
+/**
+ * The latest context edit of each target among `entries`. An edit without a replacement (only a damaged
+ * file has one; pi throws on it) is no edit.
+ */
+function latestEdits(entries: readonly SessionEntry[]): Map<string, ContextEditEntry> {
+	const edits = new Map<string, ContextEditEntry>();
+	for (const entry of entries) {
+		if (entry.type === "context_edit" && entry.replacement !== undefined) edits.set(entry.targetId, entry);
+	}
+	return edits;
+}
+
+/**
+ * The projection of a path that is already built: the entries in context, each with the messages it
+ * contributes after context edits (an older compaction kept in the newest one's range contributes none),
+ * and the settings at its end.
+ */
+export function projectionOfPath(path: readonly SessionEntry[]): SessionProjection {
+	const contextEntries = contextEntriesOfPath(path);
+	const edits = latestEdits(contextEntries);
+	const entries = contextEntries.map(
+		(sourceEntry, index): ProjectedSessionEntry => ({
+			sourceEntry,
+			messages:
+				sourceEntry.type === "compaction" && index > 0 ? [] : projectContextEntry(sourceEntry, edits.get(sourceEntry.id)),
+		}),
+	);
+	return { entries, messages: entries.flatMap((entry) => entry.messages), ...getSessionContextSettings(path) };
+}
+
 /** The context of a path that is already built. */
 export function contextOfPath(path: readonly SessionEntry[]): SessionContext {
-	const messages = buildContextEntries(path).flatMap(sessionEntryToContextMessages);
-	return { messages, ...getSessionContextSettings(path) };
+	const { messages, thinkingLevel, model } = projectionOfPath(path);
+	return { messages, thinkingLevel, model };
+}
+
+/**
+ * pi's `buildSessionProjection`: the context for a leaf (default: the last entry) with the entry each
+ * message came from.
+ * @example
+ * for (const { sourceEntry, messages } of buildSessionProjection(entries, leafId).entries) show(sourceEntry, messages);
+ */
+export function buildSessionProjection(
+	entries: readonly SessionEntry[],
+	leafId?: string | null,
+	byId?: ReadonlyMap<string, SessionEntry>,
+): SessionProjection {
+	return projectionOfPath(buildSessionPath(entries, leafId, byId));
 }
 
 /**

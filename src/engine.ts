@@ -15,6 +15,7 @@ import {
 } from "./catalog.ts";
 import type {
 	AgentMessage,
+	ContextEditReplacement,
 	ImageContent,
 	ModelRef,
 	SessionEntry,
@@ -22,6 +23,7 @@ import type {
 	SessionTreeNode,
 	StoredMessage,
 	TextContent,
+	Usage,
 } from "./entries.ts";
 import { type ErrorData, errorToData } from "./error-data.ts";
 import type { Diagnostic } from "./jsonl.ts";
@@ -81,6 +83,8 @@ export interface OutlineNode {
 /** A slice of a leaf's model context. */
 export interface ContextPage {
 	messages: AgentMessage[];
+	/** The id of the entry each message came from (a compaction gives its system message and summary). */
+	entryIds: string[];
 	/** Messages in the whole context. */
 	total: number;
 	offset: number;
@@ -110,6 +114,8 @@ export const BATCHABLE_METHODS: readonly string[] = [
 	"appendThinkingLevelChange",
 	"appendModelChange",
 	"appendCompaction",
+	"appendUsage",
+	"appendContextEdit",
 	"appendCustomEntry",
 	"appendCustomMessageEntry",
 	"appendLabelChange",
@@ -362,15 +368,36 @@ export class Engine {
 	appendModelChange(handle: SessionHandle, provider: string, modelId: string): Promise<string> {
 		return this.#session(handle).appendModelChange(provider, modelId);
 	}
+	/** Record a compaction keeping the entries from `firstKeptEntryId` on (`null`: none). */
 	appendCompaction(
 		handle: SessionHandle,
 		summary: string,
-		firstKeptEntryId: string,
+		firstKeptEntryId: string | null,
 		tokensBefore: number,
 		details?: unknown,
 		fromHook?: boolean,
+		usage?: Usage,
 	): Promise<string> {
-		return this.#session(handle).appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook);
+		return this.#session(handle).appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage);
+	}
+	/** Record model usage that is not an assistant message (never in the context). */
+	appendUsage(
+		handle: SessionHandle,
+		kind: string,
+		provider: string,
+		model: string,
+		usage: Usage,
+		note?: string,
+	): Promise<string> {
+		return this.#session(handle).appendUsage(kind, provider, model, usage, note);
+	}
+	/** Replace (or with `null` remove) an entry's content in this branch's context from here on. */
+	appendContextEdit(
+		handle: SessionHandle,
+		targetId: string,
+		replacement: ContextEditReplacement | null,
+	): Promise<string> {
+		return this.#session(handle).appendContextEdit(targetId, replacement);
 	}
 	appendCustomEntry(handle: SessionHandle, customType: string, data?: unknown): Promise<string> {
 		return this.#session(handle).appendCustomEntry(customType, data);
@@ -398,8 +425,9 @@ export class Engine {
 		summary: string,
 		details?: unknown,
 		fromHook?: boolean,
+		usage?: Usage,
 	): Promise<string> {
-		return this.#session(handle).branchWithSummary(branchFromId, summary, details, fromHook);
+		return this.#session(handle).branchWithSummary(branchFromId, summary, details, fromHook, usage);
 	}
 	async branch(handle: SessionHandle, entryId: string): Promise<void> {
 		this.#session(handle).branch(entryId);
@@ -454,12 +482,14 @@ export class Engine {
 		handle: SessionHandle,
 		page: { leafId?: string | null; offset?: number; limit?: number } = {},
 	): Promise<ContextPage> {
-		const context = this.#tree(handle).buildSessionContext(page.leafId);
+		const context = this.#tree(handle).buildSessionProjection(page.leafId);
 		const total = context.messages.length;
 		const offset = Math.min(total, pageBound(page.offset ?? 0, "offset"));
 		const end = page.limit === undefined ? undefined : offset + pageBound(page.limit, "limit");
+		const entryIds = context.entries.flatMap(({ sourceEntry, messages }) => messages.map(() => sourceEntry.id));
 		return this.#out({
 			messages: context.messages.slice(offset, end),
+			entryIds: entryIds.slice(offset, end),
 			total,
 			offset,
 			thinkingLevel: context.thinkingLevel,

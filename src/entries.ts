@@ -1,5 +1,5 @@
 /**
- * Record types of a pi session file: the header, the nine entry kinds and the messages they carry.
+ * Record types of a pi session file: the header, the eleven entry kinds and the messages they carry.
  * Structural copies of pi's shapes (no dependency on pi's packages). Every record keeps unknown
  * fields: they are plain parsed JSON objects and are written back exactly as read.
  * @module
@@ -52,6 +52,28 @@ export interface Usage {
 	cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
 }
 
+/** A tool as a system message declares it to the model. */
+export interface ToolDeclaration {
+	name: string;
+	description?: string;
+	parameters?: unknown;
+	[field: string]: unknown;
+}
+
+/**
+ * The prompt and tool loadout at one point of the conversation (pi 1.6). The first one declares them;
+ * later ones add `content`, patch `sections` by name (`null` removes one) and add or remove tools.
+ */
+export interface SystemMessage {
+	role: "system";
+	content: string | TextContent[];
+	sections?: Record<string, string | null>;
+	toolsAdded?: ToolDeclaration[];
+	toolsRemoved?: { name: string; [field: string]: unknown }[];
+	timestamp: number;
+	[field: string]: unknown;
+}
+
 export interface UserMessage {
 	role: "user";
 	content: string | (TextContent | ImageContent)[];
@@ -67,6 +89,8 @@ export interface AssistantMessage {
 	usage: Usage;
 	stopReason: "stop" | "length" | "toolUse" | "error" | "aborted";
 	errorMessage?: string;
+	/** The thinking level requested for this response (pi 1.6); it does not change the session's level. */
+	thinkingLevel?: string;
 	timestamp: number;
 	[field: string]: unknown;
 }
@@ -116,6 +140,7 @@ export interface CompactionSummaryMessage {
 
 /** Every message a session context can contain (pi's `AgentMessage`). */
 export type AgentMessage =
+	| SystemMessage
 	| UserMessage
 	| AssistantMessage
 	| ToolResultMessage
@@ -125,7 +150,13 @@ export type AgentMessage =
 	| CompactionSummaryMessage;
 
 /** Messages that may be stored in a `message` entry (summaries have entry kinds of their own). */
-export type StoredMessage = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage;
+export type StoredMessage =
+	| SystemMessage
+	| UserMessage
+	| AssistantMessage
+	| ToolResultMessage
+	| BashExecutionMessage
+	| CustomMessage;
 
 export interface SessionEntryBase {
 	type: string;
@@ -150,17 +181,48 @@ export interface ModelChangeEntry extends SessionEntryBase {
 export interface CompactionEntry<T = unknown> extends SessionEntryBase {
 	type: "compaction";
 	summary: string;
+	/** The first entry kept from before the compaction; the compaction's own id keeps none. */
 	firstKeptEntryId: string;
 	tokensBefore: number;
 	details?: T;
+	/** What generating the summary cost (pi 1.6). */
+	usage?: Usage;
 	fromHook?: boolean;
+	/** The prompt and tools replayed up to the compaction (pi 1.6); it leads the compacted context. */
+	systemMessage?: SystemMessage;
 }
 export interface BranchSummaryEntry<T = unknown> extends SessionEntryBase {
 	type: "branch_summary";
 	fromId: string;
 	summary: string;
 	details?: T;
+	/** What generating the summary cost (pi 1.6). */
+	usage?: Usage;
 	fromHook?: boolean;
+}
+/** Model usage that is not an assistant message (cache warming, say); never part of the context (pi 1.6). */
+export interface UsageEntry extends SessionEntryBase {
+	type: "usage";
+	/** What the usage was for; unknown kinds are ordinary usage. */
+	kind: string;
+	provider: string;
+	model: string;
+	usage: Usage;
+	note?: string;
+}
+/** The content a context edit puts in place of its target's. */
+export interface ContextEditReplacement {
+	content: string | (TextContent | ImageContent | ThinkingContent | ToolCall)[];
+	[field: string]: unknown;
+}
+/**
+ * Replaces (or with `null` removes) an earlier entry's content in the model context of the branch it is
+ * on; the target itself never changes (pi 1.6).
+ */
+export interface ContextEditEntry extends SessionEntryBase {
+	type: "context_edit";
+	targetId: string;
+	replacement: ContextEditReplacement | null;
 }
 /** Extension state; never part of the model context. */
 export interface CustomEntry<T = unknown> extends SessionEntryBase {
@@ -188,13 +250,15 @@ export interface SessionInfoEntry extends SessionEntryBase {
 /** An entry whose `type` this package does not know; it is kept and written back untouched. */
 export interface UnknownEntry extends SessionEntryBase {}
 
-/** The nine known entry kinds. */
+/** The eleven known entry kinds. */
 export type KnownSessionEntry =
 	| SessionMessageEntry
 	| ThinkingLevelChangeEntry
 	| ModelChangeEntry
 	| CompactionEntry
 	| BranchSummaryEntry
+	| UsageEntry
+	| ContextEditEntry
 	| CustomEntry
 	| CustomMessageEntry
 	| LabelEntry
@@ -217,6 +281,17 @@ export interface SessionContext {
 	messages: AgentMessage[];
 	thinkingLevel: string;
 	model: ModelRef | null;
+}
+
+/** One entry of the context and the messages it contributes (pi's `ProjectedSessionEntry`). */
+export interface ProjectedSessionEntry {
+	sourceEntry: SessionEntry;
+	messages: AgentMessage[];
+}
+
+/** The context with the entry each message came from (pi's `SessionProjection`). */
+export interface SessionProjection extends SessionContext {
+	entries: ProjectedSessionEntry[];
 }
 
 /** One node of `getTree()`: an entry, its children oldest first, and its resolved label. */

@@ -4,7 +4,7 @@
  * writes), and the pi-compatible facade drives the same tasks synchronously.
  *
  * The rules, and where they differ from pi 0.73.1 on purpose:
- * - a new session's file is created (exclusively) when the first assistant message exists, with every
+ * - a new session's file is created (exclusively) when the first user or assistant message exists (as pi 1.6), with every
  *   entry so far; later entries are appended. An opened file is appended to at once.
  * - opening migrates v1/v2 files and rewrites them atomically, keeping the original as `<file>.v<N>.bak`
  *   (pi rewrites in place). Skipped lines are kept in the rewrite as they were.
@@ -31,7 +31,7 @@ import { io, isStorageError, removeQuietly, runTask, type Storage, StorageError,
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
 
 /**
- * How appends reach stable storage. Before a new session's first assistant message no file exists (as in
+ * How appends reach stable storage. Before a new session's first user or assistant message no file exists (as in
  * pi), so appends made until then resolve at once and are written with it; durability applies from there.
  */
 export type Durability =
@@ -95,8 +95,10 @@ function encodeAppended(entry: SessionEntry): string {
 	}
 }
 
-function isAssistantMessage(entry: SessionEntry): boolean {
-	return entry.type === "message" && entry.message?.role === "assistant";
+/** A new session's file is created with the first of these (pi 1.6; pi 0.73.1 waited for an assistant message). */
+function isConversationMessage(entry: SessionEntry): boolean {
+	const role = entry.type === "message" ? entry.message?.role : undefined;
+	return role === "user" || role === "assistant";
 }
 
 export interface CreateOptions extends NewSessionOptions {
@@ -141,9 +143,9 @@ export class SessionCore {
 	#fileExists: boolean;
 	/** Entries of the tree already in the file. */
 	#persisted: number;
-	/** Entries already scanned for an assistant message, and whether one was seen. */
+	/** Entries already scanned for a user or assistant message, and whether one was seen. */
 	#scanned = 0;
-	#sawAssistant = false;
+	#sawConversation = false;
 	#closed = false;
 	/**
 	 * Lines of appended entries not written yet, from entry `#persisted` on (appends are contiguous):
@@ -226,7 +228,7 @@ export class SessionCore {
 		});
 	}
 
-	/** A new session in `sessionDir`; its file is created with the first assistant message. */
+	/** A new session in `sessionDir`; its file is created with the first user or assistant message. */
 	static *create(options: CreateOptions): Task<SessionCore> {
 		if (options.id !== undefined) validateSessionId(options.id);
 		const tree = SessionTree.create(options);
@@ -326,17 +328,17 @@ export class SessionCore {
 	}
 
 	/**
-	 * Write the tree's entries up to `upTo` (exclusive): nothing before the first assistant message of a
+	 * Write the tree's entries up to `upTo` (exclusive): nothing before the first user or assistant message of a
 	 * new session, then header and everything at once with an exclusive create, then appends.
 	 */
 	*persist(upTo: number, durable: boolean): Task<void> {
 		if (!this.path || this.readOnly || upTo <= this.#persisted) return;
 		if (!this.#fileExists) {
 			for (const entry of this.tree.entriesBetween(this.#scanned, upTo)) {
-				if (isAssistantMessage(entry)) this.#sawAssistant = true;
+				if (isConversationMessage(entry)) this.#sawConversation = true;
 			}
 			this.#scanned = Math.max(this.#scanned, upTo);
-			if (!this.#sawAssistant) return;
+			if (!this.#sawConversation) return;
 			const lines = [encodeEntry(this.tree.getHeader()), ...this.#linesBetween(0, upTo)];
 			yield* io("createExclusive", this.path, encodeChunks(lines), durable);
 			this.#fileExists = true;
@@ -377,7 +379,7 @@ export class SessionCore {
 
 	/**
 	 * Continue from `previous` (of which this is a branch): lock this core's file, release the previous
-	 * one's lock, and write the file, at once if it has an assistant message, otherwise with the first one.
+	 * one's lock, and write the file, at once if it has a user or assistant message, otherwise with the first one.
 	 */
 	*takeOver(previous: SessionCore, durable: boolean): Task<void> {
 		if (!this.path) return;
@@ -503,7 +505,7 @@ export class Session {
 		this.#durability = durability;
 	}
 
-	/** A new session; its file appears with the first assistant message. */
+	/** A new session; its file appears with the first user or assistant message. */
 	static async create(storage: Storage, options: CreateOptions & SessionOptions): Promise<Session> {
 		return new Session(await runTask(SessionCore.create(options), storage), storage, options.durability ?? "none");
 	}
@@ -568,6 +570,12 @@ export class Session {
 	}
 	appendCompaction(...args: Parameters<SessionTree["appendCompaction"]>): Promise<string> {
 		return this.#append((tree) => tree.appendCompaction(...args));
+	}
+	appendUsage(...args: Parameters<SessionTree["appendUsage"]>): Promise<string> {
+		return this.#append((tree) => tree.appendUsage(...args));
+	}
+	appendContextEdit(...args: Parameters<SessionTree["appendContextEdit"]>): Promise<string> {
+		return this.#append((tree) => tree.appendContextEdit(...args));
 	}
 	appendCustomEntry(...args: Parameters<SessionTree["appendCustomEntry"]>): Promise<string> {
 		return this.#append((tree) => tree.appendCustomEntry(...args));

@@ -10,11 +10,13 @@
  *   index can hold no cycle.
  * @module
  */
-import { contextOfPath } from "./context.ts";
+import { contextOfPath, projectionOfPath } from "./context.ts";
 import {
 	type AgentMessage,
 	type BranchSummaryEntry,
 	type CompactionEntry,
+	type ContextEditEntry,
+	type ContextEditReplacement,
 	CURRENT_SESSION_VERSION,
 	type CustomEntry,
 	type CustomMessageEntry,
@@ -28,13 +30,17 @@ import {
 	type SessionHeader,
 	type SessionInfoEntry,
 	type SessionMessageEntry,
+	type SessionProjection,
 	type SessionTreeNode,
 	type StoredMessage,
 	type TextContent,
 	type ThinkingLevelChangeEntry,
+	type Usage,
+	type UsageEntry,
 } from "./entries.ts";
 import { createEntryId, createSessionId } from "./ids.ts";
 import { type Diagnostic, type DiagnosticReason, excerptOf, SessionFormatError } from "./jsonl.ts";
+import { replaySystemMessages } from "./system-message.ts";
 
 /** Thrown when an operation names an entry that the session does not have. */
 export class EntryNotFoundError extends Error {
@@ -43,6 +49,16 @@ export class EntryNotFoundError extends Error {
 	constructor(entryId: string) {
 		super(`Entry ${entryId} not found`);
 		this.entryId = entryId;
+	}
+}
+
+/** A context edit that pi 1.6 would refuse: its target is not on the active branch or has no editable content. */
+export class InvalidContextEditError extends Error {
+	override name = "InvalidContextEditError";
+	readonly targetId: string;
+	constructor(targetId: string, why: string) {
+		super(`Entry ${targetId} ${why}`);
+		this.targetId = targetId;
 	}
 }
 
@@ -95,9 +111,12 @@ function isoNow(): string {
 	return lastIso;
 }
 
-/** Session names are one-line titles: surrounding space trimmed, line breaks flattened, empty means none. */
-export function normalizeSessionName(name: string | undefined): string | undefined {
-	return name?.replace(/\s*[\r\n]+\s*/g, " ").trim() || undefined;
+/**
+ * Session names are one-line titles, as pi 1.6 writes them: each run of line breaks becomes one space,
+ * surrounding space is trimmed, and an empty name (or one that is not a string) means none.
+ */
+export function normalizeSessionName(name: unknown): string | undefined {
+	return typeof name === "string" ? name.replace(/[\r\n]+/g, " ").trim() || undefined : undefined;
 }
 
 /**
@@ -195,6 +214,10 @@ export class SessionTree {
 	get size(): number {
 		return this.#entries.length;
 	}
+	/** pi's `getEntryCount`: the number of entries with an id of their own (duplicates and id-less ones not counted). */
+	getEntryCount(): number {
+		return this.#nodes.size;
+	}
 	/** Problems found while indexing, in the order they were found. */
 	get diagnostics(): readonly Diagnostic[] {
 		return this.#diagnostics;
@@ -245,10 +268,24 @@ export class SessionTree {
 		return path;
 	}
 
+	/** The path root → `leafId` (default: the current leaf; `null` or a reset leaf: none). */
+	#pathTo(leafId: string | null | undefined): SessionEntry[] {
+		return leafId === null || (leafId === undefined && !this.#leaf) ? [] : this.getBranch(leafId);
+	}
+
 	/** The model context at `leafId` (default: the current leaf). */
 	buildSessionContext(leafId?: string | null): SessionContext {
-		if (leafId === null || (leafId === undefined && !this.#leaf)) return contextOfPath([]);
-		return contextOfPath(this.getBranch(leafId));
+		return contextOfPath(this.#pathTo(leafId));
+	}
+
+	/** The context at `leafId` (default: the current leaf) with the entry each message came from. */
+	buildSessionProjection(leafId?: string | null): SessionProjection {
+		return projectionOfPath(this.#pathTo(leafId));
+	}
+
+	/** The entries in context at `leafId` (default: the current leaf), every kind included. */
+	buildContextEntries(leafId?: string | null): SessionEntry[] {
+		return this.buildSessionProjection(leafId).entries.map((entry) => entry.sourceEntry);
 	}
 
 	/**
@@ -283,7 +320,11 @@ export class SessionTree {
 
 	// Appending -------------------------------------------------------------------------------------
 
+	/** Append a message; one that is not an object (pi would write it, and no reader could use it) is refused. */
 	appendMessage(message: StoredMessage | AgentMessage): string {
+		if (typeof message !== "object" || message === null || Array.isArray(message)) {
+			throw new TypeError(`cannot append a message that is not an object (${message === null ? "null" : typeof message})`);
+		}
 		return this.#append<SessionMessageEntry>({ type: "message", ...this.#base(), message });
 	}
 
@@ -295,22 +336,73 @@ export class SessionTree {
 		return this.#append<ModelChangeEntry>({ type: "model_change", ...this.#base(), provider, modelId });
 	}
 
+	/**
+	 * Record a compaction. It keeps the entries from `firstKeptEntryId` on; `null` (or none) keeps none,
+	 * stored as the compaction's own id. As pi 1.6 it carries the prompt and tools replayed from the
+	 * context so far as its `systemMessage`, which leads the compacted context.
+	 */
 	appendCompaction<T = unknown>(
 		summary: string,
-		firstKeptEntryId: string,
+		firstKeptEntryId: string | null | undefined,
 		tokensBefore: number,
 		details?: T,
 		fromHook?: boolean,
+		usage?: Usage,
 	): string {
 		const base = this.#base();
+		const system = replaySystemMessages(this.buildSessionProjection().messages);
 		return this.#append<CompactionEntry<T>>({
 			type: "compaction",
 			...base,
 			summary,
-			firstKeptEntryId,
+			firstKeptEntryId: firstKeptEntryId ?? base.id,
 			tokensBefore,
 			details,
+			usage,
 			fromHook,
+			...(system ? { systemMessage: { ...system, timestamp: new Date(base.timestamp).getTime() } } : {}),
+		});
+	}
+
+	/** Record model usage that is not an assistant message (it never reaches the context). */
+	appendUsage(kind: string, provider: string, model: string, usage: Usage, note?: string): string {
+		return this.#append<UsageEntry>({
+			type: "usage",
+			...this.#base(),
+			kind,
+			provider,
+			model,
+			usage,
+			...(note ? { note } : {}),
+		});
+	}
+
+	/**
+	 * Replace (or with `null` remove) an entry's content in the context of this branch from here on; the
+	 * entry itself never changes. The target must be on the active branch and be a user, assistant or
+	 * tool-result message or a custom message entry; a string becomes one text block for assistant and
+	 * tool-result targets.
+	 */
+	appendContextEdit(targetId: string, replacement: ContextEditReplacement | null): string {
+		const content = (replacement as { content?: unknown } | null)?.content;
+		if (replacement !== null && (typeof replacement !== "object" || (typeof content !== "string" && !Array.isArray(content)))) {
+			throw new TypeError("Context edit replacement must be null or contain string/array content");
+		}
+		const target = this.#requireNode(targetId);
+		let onBranch = false;
+		for (let node = this.#leaf; node && !onBranch; node = node.parent) onBranch = node === target;
+		if (!onBranch) throw new InvalidContextEditError(targetId, "is not on the active branch");
+		const entry = target.entry;
+		const role = entry.type === "message" ? entry.message?.role : entry.type === "custom_message" ? "custom" : undefined;
+		const editable =
+			entry.type === "custom_message" || role === "user" || role === "assistant" || role === "toolResult";
+		if (!editable) throw new InvalidContextEditError(targetId, "does not contribute editable model content");
+		const asBlocks = (role === "assistant" || role === "toolResult") && typeof content === "string";
+		return this.#append<ContextEditEntry>({
+			type: "context_edit",
+			...this.#base(),
+			targetId,
+			replacement: asBlocks ? { content: [{ type: "text", text: content }] } : replacement,
 		});
 	}
 
@@ -353,7 +445,13 @@ export class SessionTree {
 	 * Move the leaf to `branchFromId` (or before the first entry with `null`) and record a summary of
 	 * the branch being left; `fromId` is the leaf being left, or `"root"` when there was none.
 	 */
-	branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
+	branchWithSummary(
+		branchFromId: string | null,
+		summary: string,
+		details?: unknown,
+		fromHook?: boolean,
+		usage?: Usage,
+	): string {
 		const target = branchFromId === null ? null : this.#requireNode(branchFromId);
 		const fromId = this.#leaf?.entry.id ?? "root";
 		const entry: BranchSummaryEntry = {
@@ -362,6 +460,7 @@ export class SessionTree {
 			fromId,
 			summary,
 			details,
+			usage,
 			fromHook,
 		};
 		return this.#append(entry, target);
@@ -374,14 +473,22 @@ export class SessionTree {
 	 */
 	forkEntries(leafId: string): SessionEntry[] {
 		this.#requireNode(leafId);
-		// An entry whose parent was a dropped label is re-linked to the entry before it, so the fork
-		// stays one chain (pi 0.73.1 leaves it pointing at the dropped label, which makes it an orphan).
-		const path = this.getBranch(leafId)
-			.filter((entry) => entry.type !== "label")
-			.map((entry, index, kept) => {
-				const parentId = kept[index - 1]?.id ?? null;
-				return entry.parentId === parentId ? entry : { ...entry, parentId };
-			});
+		// An entry whose parent was a dropped label is re-linked to the entry before it, so the fork stays
+		// one chain; a compaction that kept from a dropped label keeps from the entry after it (as pi 1.6).
+		const labelsBefore: string[] = [];
+		const keptFrom = new Map<string, string>();
+		const path: SessionEntry[] = [];
+		for (const entry of this.getBranch(leafId)) {
+			if (entry.type === "label") {
+				labelsBefore.push(entry.id);
+				continue;
+			}
+			for (const labelId of labelsBefore.splice(0)) keptFrom.set(labelId, entry.id);
+			const parentId = path[path.length - 1]?.id ?? null;
+			const firstKept = entry.type === "compaction" ? keptFrom.get(entry.firstKeptEntryId) : undefined;
+			if (firstKept !== undefined) path.push({ ...entry, parentId, firstKeptEntryId: firstKept } as CompactionEntry);
+			else path.push(entry.parentId === parentId ? entry : { ...entry, parentId });
+		}
 		const onPath = new Set(path.map((entry) => entry.id));
 		const labels: LabelEntry[] = [];
 		let parentId = path[path.length - 1]?.id ?? null;

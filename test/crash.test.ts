@@ -309,7 +309,7 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 				let chained: ChainedFile | undefined;
 				for (const iteration of iterations) {
 					const context = `seed ${SEED}, via ${via}, mode ${mode}, iteration ${iteration}`;
-					// Every fifth kill lands before the first assistant message: no file yet.
+					// Every fifth kill lands before the first user or assistant message: no file yet.
 					const beforeFile = iteration % 5 === 4;
 					const fresh = beforeFile || !chained || random() < 0.3 || statSync(chained.path).size > MAX_CHAINED_BYTES;
 					const file: ChainedFile = fresh
@@ -347,14 +347,14 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 					s.kills++;
 					const acks = child.acks;
 					s.acknowledged += acks.length;
-					const assistantAcked = acks.some((ack) => ack.kind === "assistant");
+					const conversationAcked = acks.some((ack) => ack.kind === "assistant" || ack.kind === "user");
 
 					// The killed child's lock is left behind, naming its (now dead) pid.
 					expect(lockOwnerPid(file.path), `${context}: stale lock`).toBe(child.pid);
 
 					if (!existsSync(file.path)) {
 						expect(existedBefore, `${context}: a file never disappears`).toBe(false);
-						expect(assistantAcked, `${context}: an assistant message was acknowledged, but no file`).toBe(false);
+						expect(conversationAcked, `${context}: a user or assistant message was acknowledged, but no file`).toBe(false);
 						s.killedBeforeFile++;
 						s.acknowledgedBeforeFile += acks.length;
 						const session = await Session.open(storage, file.path, { durability: mode });
@@ -375,7 +375,7 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 					}
 					if (beforeFile && killedAfterMs < 1000) {
 						throw new Error(
-							`${context}: the file exists although the child was killed before its first assistant message`,
+							`${context}: the file exists although the child was killed before its first user or assistant message`,
 						);
 					}
 
@@ -419,11 +419,11 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 					}
 					expect(readFileSync(file.path).at(-1), `${context}: ends with a newline after opening`).toBe(0x0a);
 
-					// Every acknowledged entry is there (once the file exists, which the first assistant message
+					// Every acknowledged entry is there (once the file exists, which the first user or assistant message
 					// or an earlier run guarantees), in the order it was appended, on one chain.
 					const entries = session.tree.getEntries();
 					const position = new Map(entries.map((entry, index) => [entry.id, index]));
-					const mustHaveAll = existedBefore || assistantAcked;
+					const mustHaveAll = existedBefore || conversationAcked;
 					let last = -1;
 					for (const ack of acks) {
 						const at = position.get(ack.id);

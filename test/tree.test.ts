@@ -8,6 +8,7 @@ import {
 	SessionFormatError,
 	SessionTree,
 } from "../src/index.ts";
+import { smallUsage } from "./support/messages.ts";
 
 const user = (content: string) => ({ role: "user" as const, content, timestamp: 1 });
 const header = { type: "session", version: 3, id: "s", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" } as const;
@@ -41,21 +42,43 @@ describe("creating and appending", () => {
 			tree.appendCustomEntry("ext", { n: 1 }),
 			tree.appendCustomMessageEntry("ext", "text", false, { d: 1 }),
 			tree.appendSessionInfo("name"),
+			tree.appendUsage("cache_warm", "anthropic", "claude", smallUsage, "warm"),
+			tree.appendUsage("cache_warm", "anthropic", "claude", smallUsage),
 		];
+		ids.push(tree.appendContextEdit(ids[0] as string, { content: "edited" }));
+		ids.push(tree.branchWithSummary(ids[0] as string, "left", undefined, false, smallUsage));
 		ids.push(tree.appendLabelChange(ids[0] as string, "first"));
 		const entries = tree.getEntries();
 		expect(ids.every((id) => /^[0-9a-f]{8}$/.test(id))).toBe(true);
 		expect(new Set(ids).size).toBe(ids.length);
-		expect(entries.map((e) => e.parentId)).toEqual([null, ...ids.slice(0, -1)]);
+		// The branch summary is a child of the first entry; everything else of the entry before it.
+		const parents = [null, ...ids.slice(0, -1)];
+		parents[parents.length - 2] = ids[0] as string;
+		expect(entries.map((e) => e.parentId)).toEqual(parents);
 		expect(tree.getLeafId()).toBe(ids[ids.length - 1]);
 		expect(entries.map((e) => Object.keys(e))).toEqual([
 			["type", "id", "parentId", "timestamp", "message"],
 			["type", "id", "parentId", "timestamp", "thinkingLevel"],
 			["type", "id", "parentId", "timestamp", "provider", "modelId"],
-			["type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook"],
+			[
+				"type",
+				"id",
+				"parentId",
+				"timestamp",
+				"summary",
+				"firstKeptEntryId",
+				"tokensBefore",
+				"details",
+				"usage",
+				"fromHook",
+			],
 			["type", "customType", "data", "id", "parentId", "timestamp"],
 			["type", "customType", "content", "display", "details", "id", "parentId", "timestamp"],
 			["type", "id", "parentId", "timestamp", "name"],
+			["type", "id", "parentId", "timestamp", "kind", "provider", "model", "usage", "note"],
+			["type", "id", "parentId", "timestamp", "kind", "provider", "model", "usage"],
+			["type", "id", "parentId", "timestamp", "targetId", "replacement"],
+			["type", "id", "parentId", "timestamp", "fromId", "summary", "details", "usage", "fromHook"],
 			["type", "id", "parentId", "timestamp", "targetId", "label"],
 		]);
 		expect(entries[0]?.timestamp).toBe("2025-01-01T00:00:00.001Z");
@@ -156,7 +179,8 @@ describe("labels and names", () => {
 		["trimmed", "  Refactor  ", "Refactor"],
 		["empty clears", "", undefined],
 		["spaces clear", "   ", undefined],
-		["newlines flattened (pi keeps them)", "Line one\n  line two\r\nthree", "Line one line two three"],
+		["each run of line breaks becomes one space (pi 1.6)", "Line one\n  line two\r\nthree", "Line one   line two three"],
+		["a name that is not a string is none", 42 as unknown as string, undefined],
 	])("session name: %s", (_name, input, expected) => {
 		const tree = SessionTree.create({ cwd: "/p" });
 		tree.appendSessionInfo("earlier");
