@@ -1,19 +1,23 @@
 /**
- * pi's `SessionManager`, with its public API and synchronous semantics, over this package's core: a
- * program written against `@mariozechner/pi-coding-agent`'s `SessionManager` can switch its import.
- * It runs the same persistence tasks as the asynchronous `Session`, on Node's synchronous `fs`
- * (Node, Bun and Deno). Where DESIGN.md differs from pi it follows DESIGN.md: files are locked for
- * writing (call `close()` to release early; locks are released at exit), migrations keep a backup,
- * damaged files are repaired or refused instead of truncated.
+ * pi's `SessionManager`, with pi 1.6's public API and synchronous semantics, over this package's core: a
+ * program written against `@earendil-works/pi-coding-agent` (or `@mariozechner/pi-coding-agent`) can
+ * switch its import. It runs the same persistence tasks as the asynchronous `Session`, on Node's
+ * synchronous `fs` (Node, Bun and Deno). Where DESIGN.md differs from pi it follows DESIGN.md: files are
+ * locked against writers in other processes (managers of this process share a file's lock, so code that
+ * opens a file it already has open works as in pi; call `close()` to release early; locks are released at
+ * exit), migrations keep a backup, damaged files are repaired or refused instead of truncated.
  * @example
  * import { SessionManager } from "pi-session-tree/pi-compat";
  * const session = SessionManager.create(process.cwd());
  * session.appendMessage({ role: "user", content: "hi", timestamp: Date.now() });
  * @module
  */
-import { existsSync, mkdirSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
 import {
+	type CwdFilter,
+	findByHeaderId,
 	findMostRecentSession as findMostRecentTask,
 	type ListProgress,
 	listAllSessions,
@@ -22,46 +26,115 @@ import {
 } from "../src/catalog.ts";
 import type {
 	AgentMessage,
+	ContextEditReplacement,
+	FileEntry,
 	ImageContent,
 	SessionContext,
 	SessionEntry,
 	SessionHeader,
+	SessionProjection,
 	SessionTreeNode,
 	StoredMessage,
 	TextContent,
+	Usage,
+	UsageEntry,
 } from "../src/entries.ts";
-import { defaultSessionDir, sessionsRoot } from "../src/paths.ts";
-import { forkFromTask, SessionCore } from "../src/session.ts";
-import { runTaskSync } from "../src/storage.ts";
+import { isSessionHeader } from "../src/entries.ts";
+import { LineSplitter, parseLine, parseSessionEntries as parseEntries } from "../src/jsonl.ts";
+import { SessionLockedError, releaseLock, type WriterLock } from "../src/lock.ts";
+import { migrateToCurrentVersion } from "../src/migrate.ts";
+import { defaultSessionDir, sessionsRoot, validateSessionId } from "../src/paths.ts";
+import { forkFromTask, type OpenOptions, SessionCore } from "../src/session.ts";
+import { runTaskSync, type Task } from "../src/storage.ts";
+import { SessionTree } from "../src/tree.ts";
 import { agentDir, createNodeStorage, createNodeSyncStorage } from "./node.ts";
 
-export type { ListProgress as SessionListProgress, SessionInfo } from "../src/catalog.ts";
-export { buildSessionContext, getLatestCompactionEntry } from "../src/context.ts";
+export type { SessionInfo } from "../src/catalog.ts";
+export {
+	buildContextEntries,
+	buildSessionContext,
+	buildSessionProjection,
+	getLatestCompactionEntry,
+	projectContextEntry,
+	sessionEntryToContextMessages,
+} from "../src/context.ts";
 export type * from "../src/entries.ts";
 export { CURRENT_SESSION_VERSION } from "../src/entries.ts";
-export { parseSessionEntries } from "../src/jsonl.ts";
 export { migrateSessionEntries } from "../src/migrate.ts";
+
+/** pi's `SessionListProgress`: `(loaded, total, sessions found so far?)`. */
+export type SessionListProgress = ListProgress;
 
 const storage = createNodeSyncStorage();
 
-/** Sessions holding a writer lock, released when the process exits. */
-const openCores = new Set<SessionCore>();
+/**
+ * The writer locks this process holds, one per file, with the managers using each. pi has no locks and
+ * lets a process open one file twice; here the managers of one file share its lock (each append is one
+ * synchronous write of whole lines, so two managers never interleave inside a line), and the lock is
+ * released when the last of them lets go. Writers in other processes are refused.
+ */
+const heldLocks = new Map<string, { lock: WriterLock; holders: Set<SessionCore> }>();
 let exitHookInstalled = false;
 
-function track(core: SessionCore): SessionCore {
-	if (core.lock) openCores.add(core);
+/** Take over the lock a core acquired, so that it is shared and released with its last holder. */
+function hold(core: SessionCore): SessionCore {
 	if (!exitHookInstalled) {
 		exitHookInstalled = true;
 		process.once("exit", () => {
-			for (const open of openCores) runTaskSync(open.close(), storage);
+			for (const { lock } of heldLocks.values()) runTaskSync(releaseLock(lock), storage);
+			heldLocks.clear();
 		});
 	}
+	if (core.path === undefined) return core;
+	const held = heldLocks.get(core.path);
+	if (held) held.holders.add(core);
+	else if (core.lock) heldLocks.set(core.path, { lock: core.lock, holders: new Set([core]) });
+	core.lock = undefined;
 	return core;
 }
 
+/** Stop a core taking changes and release its file's lock if no other manager of this process uses it. */
 function release(core: SessionCore): void {
-	openCores.delete(core);
 	runTaskSync(core.close(), storage);
+	const held = core.path === undefined ? undefined : heldLocks.get(core.path);
+	if (!held?.holders.delete(core) || held.holders.size > 0) return;
+	heldLocks.delete(core.path as string);
+	runTaskSync(releaseLock(held.lock), storage);
+}
+
+/** The advice of a lock error, for what this facade offers. */
+const LOCKED_ADVICE =
+	"another process is writing this session: close it there, or read it without writing with SessionManager.inMemory(cwd, undefined, loadEntriesFromFile(path))";
+
+/** Run a task that may take a writer lock, with this facade's advice when the file is locked. */
+function run<T>(task: Task<T>): T {
+	try {
+		return runTaskSync(task, storage);
+	} catch (error) {
+		if (error instanceof SessionLockedError) throw new SessionLockedError(error.path, error.owner, LOCKED_ADVICE);
+		throw error;
+	}
+}
+
+/** Open a file for writing, sharing the lock with the managers of this process that already have it. */
+function openCore(path: string, options: OpenOptions): SessionCore {
+	return hold(run(SessionCore.open(path, { ...options, writerLockHeld: heldLocks.has(path) })));
+}
+
+/** pi's path resolution: `~` expanded, relative paths made absolute against the working directory. */
+function resolvePath(path: string): string {
+	if (path === "~") return homedir();
+	if (path.startsWith("~/")) return join(homedir(), path.slice(2));
+	return resolve(path);
+}
+
+/** pi's rule for a custom session directory: only the sessions of `cwd` are found there. */
+function cwdFilterFor(cwd: string, sessionDir: string | undefined): CwdFilter | undefined {
+	if (sessionDir === undefined || resolvePath(sessionDir) === defaultSessionDir(resolvePath(cwd), agentDir())) {
+		return undefined;
+	}
+	const wanted = resolvePath(cwd);
+	return (headerCwd) => typeof headerCwd === "string" && headerCwd !== "" && resolvePath(headerCwd) === wanted;
 }
 
 /**
@@ -70,18 +143,60 @@ function release(core: SessionCore): void {
  * const dir = getDefaultSessionDir(process.cwd());
  */
 export function getDefaultSessionDir(cwd: string, agent: string = agentDir()): string {
-	const dir = defaultSessionDir(cwd, agent);
+	const dir = defaultSessionDir(resolvePath(cwd), resolvePath(agent));
 	if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
 	return dir;
 }
 
 /**
- * The most recently modified session file in a directory, or `null`.
+ * The most recently modified session file in a directory (optionally only one started in `cwd`), or `null`.
  * @example
  * const path = findMostRecentSession(getDefaultSessionDir(process.cwd()));
  */
-export function findMostRecentSession(sessionDir: string): string | null {
-	return runTaskSync(findMostRecentTask(resolve(sessionDir)), storage);
+export function findMostRecentSession(sessionDir: string, cwd?: string): string | null {
+	const wanted = cwd ? resolvePath(cwd) : undefined;
+	const filter: CwdFilter | undefined =
+		wanted && ((headerCwd) => typeof headerCwd === "string" && headerCwd !== "" && resolvePath(headerCwd) === wanted);
+	return runTaskSync(findMostRecentTask(resolvePath(sessionDir), filter), storage);
+}
+
+/**
+ * pi's `assertValidSessionId`: throws unless `id` is letters, digits, `.`, `_`, `-`, starting and
+ * ending with a letter or digit.
+ * @example
+ * assertValidSessionId("my-session");
+ */
+export function assertValidSessionId(id: string): void {
+	validateSessionId(id);
+}
+
+/**
+ * pi's `parseSessionEntries`: the records of a session text; lines that are not records are skipped.
+ * @example
+ * const entries = parseSessionEntries(readFileSync(path, "utf8"));
+ */
+export function parseSessionEntries(content: string): FileEntry[] {
+	return parseEntries(content);
+}
+
+/**
+ * pi's `loadEntriesFromFile`: the records of a session file as written (not migrated); `[]` when there is
+ * no file or it is not a session. Unlike pi it never writes (pi terminates a torn last line): reading is
+ * safe while another process writes the file.
+ * @example
+ * const readOnly = SessionManager.inMemory(process.cwd(), undefined, loadEntriesFromFile(path));
+ */
+export function loadEntriesFromFile(filePath: string): FileEntry[] {
+	const path = resolvePath(filePath);
+	if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return [];
+	const splitter = new LineSplitter();
+	const records: FileEntry[] = [];
+	for (const line of [...splitter.push(readFileSync(path)), ...splitter.end()]) {
+		const record = parseLine(line)?.record;
+		if (record) records.push(record);
+	}
+	const first = records[0];
+	return first && isSessionHeader(first) && typeof first.id === "string" ? records : [];
 }
 
 /** pi's `NewSessionOptions`. */
@@ -102,14 +217,34 @@ export type ReadonlySessionManager = Pick<
 	| "getEntry"
 	| "getLabel"
 	| "getBranch"
+	| "buildContextEntries"
+	| "buildSessionProjection"
 	| "getHeader"
 	| "getEntries"
 	| "getTree"
 	| "getSessionName"
 >;
 
+/** A manager's session: the core, and the working directory pi reports (resolved, as pi 1.6 does). */
+function withCwd(core: SessionCore, cwd: string): SessionCore {
+	core.cwd = resolvePath(cwd);
+	return core;
+}
+
+/** The records given to `inMemory`, as a tree: with their header (migrated), or after a new one. */
+function treeOfEntries(entries: readonly FileEntry[], cwd: string, options: NewSessionOptions | undefined): SessionTree {
+	const header = entries.find(isSessionHeader);
+	if (!header) {
+		const tree = SessionTree.create({ cwd, ...options });
+		for (const entry of entries) tree.addEntry(entry as SessionEntry);
+		return tree;
+	}
+	const records = [header, ...entries.filter((entry) => entry !== header)];
+	return SessionTree.fromRecords(migrateToCurrentVersion(records).entries);
+}
+
 /**
- * Sessions as append-only trees in JSONL files, with pi's API. See pi's documentation for each method.
+ * Sessions as append-only trees in JSONL files, with pi 1.6's API. See pi's documentation for each method.
  */
 export class SessionManager {
 	#core: SessionCore;
@@ -118,66 +253,111 @@ export class SessionManager {
 	#memoryFile: string | undefined;
 
 	private constructor(core: SessionCore, persist: boolean) {
-		this.#core = track(core);
+		this.#core = hold(core);
 		this.#persist = persist;
 	}
 
 	// Construction ----------------------------------------------------------------------------------
 
 	/** A new session in `sessionDir` (default: pi's directory for `cwd`). */
-	static create(cwd: string, sessionDir?: string): SessionManager {
-		const dir = resolve(sessionDir ?? getDefaultSessionDir(cwd));
-		return new SessionManager(runTaskSync(SessionCore.create({ cwd, sessionDir: dir }), storage), true);
+	static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager {
+		const resolvedCwd = resolvePath(cwd);
+		const dir = sessionDir === undefined ? getDefaultSessionDir(resolvedCwd) : resolvePath(sessionDir);
+		return new SessionManager(run(SessionCore.create({ ...options, cwd: resolvedCwd, sessionDir: dir })), true);
 	}
 
 	/** Open a session file (a missing file becomes a new session at that path). */
 	static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager {
-		return new SessionManager(SessionManager.#openCore(resolve(path), sessionDir, cwdOverride), true);
+		return new SessionManager(SessionManager.#openCore(resolvePath(path), sessionDir, cwdOverride), true);
 	}
 
 	static #openCore(path: string, sessionDir?: string, cwdOverride?: string): SessionCore {
 		// As pi: a new or empty file gets this process's working directory, and so does a header without one.
 		const cwd = cwdOverride ?? (statSync(path, { throwIfNoEntry: false })?.size ? undefined : process.cwd());
-		const core = runTaskSync(SessionCore.open(path, { sessionDir: sessionDir && resolve(sessionDir), cwd }), storage);
-		if (typeof core.cwd !== "string") core.cwd = process.cwd();
-		return core;
+		const core = openCore(path, { sessionDir: sessionDir && resolvePath(sessionDir), cwd });
+		return withCwd(core, typeof core.cwd === "string" && core.cwd !== "" ? core.cwd : process.cwd());
 	}
 
 	/** Continue the most recent session in the directory, or start a new one. */
 	static continueRecent(cwd: string, sessionDir?: string): SessionManager {
-		const dir = resolve(sessionDir ?? getDefaultSessionDir(cwd));
-		const mostRecent = findMostRecentSession(dir);
+		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
+		const mostRecent = runTaskSync(findMostRecentTask(dir, cwdFilterFor(cwd, sessionDir)), storage);
 		return mostRecent
 			? new SessionManager(SessionManager.#openCore(mostRecent, dir, cwd), true)
 			: SessionManager.create(cwd, dir);
 	}
 
-	/** A session that is never written. */
-	static inMemory(cwd: string = process.cwd()): SessionManager {
-		return new SessionManager(SessionCore.inMemory({ cwd }), false);
+	/**
+	 * A session that is never written; with `entries` (a file's records, say from `loadEntriesFromFile`),
+	 * that session restored: its header's, or after a new header when they have none.
+	 */
+	static inMemory(cwd: string = process.cwd(), options?: NewSessionOptions, entries?: FileEntry[]): SessionManager {
+		const resolvedCwd = resolvePath(cwd);
+		if (options?.id !== undefined) validateSessionId(options.id);
+		const core = entries?.length
+			? SessionCore.detached(treeOfEntries(entries, resolvedCwd, options))
+			: SessionCore.inMemory({ cwd: resolvedCwd, ...options });
+		return new SessionManager(withCwd(core, resolvedCwd), false);
 	}
 
 	/** Copy another project's session, whole, into a new session for `targetCwd`. */
-	static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string): SessionManager {
-		const dir = resolve(sessionDir ?? getDefaultSessionDir(targetCwd));
-		return new SessionManager(runTaskSync(forkFromTask(resolve(sourcePath), targetCwd, dir), storage), true);
+	static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager {
+		const cwd = resolvePath(targetCwd);
+		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
+		const core = run(forkFromTask(resolvePath(sourcePath), cwd, dir, { id: options?.id }));
+		return new SessionManager(withCwd(core, cwd), true);
+	}
+
+	/** The file of the session with this id in `sessionDir` (default: pi's directory for `cwd`); headers only are read. */
+	static findById(cwd: string, id: string, sessionDir?: string): string | undefined {
+		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
+		try {
+			return runTaskSync(findByHeaderId(dir, id, cwdFilterFor(cwd, sessionDir)), storage) ?? undefined;
+		} catch {
+			return undefined; // as pi: discovery is best effort
+		}
 	}
 
 	/** Sessions of one directory, most recently modified first. */
-	static list(cwd: string, sessionDir?: string, onProgress?: ListProgress): Promise<SessionInfo[]> {
-		return listSessions(createNodeStorage(), resolve(sessionDir ?? getDefaultSessionDir(cwd)), { onProgress });
+	static async list(
+		cwd: string,
+		sessionDir?: string,
+		onProgress?: SessionListProgress,
+		signal?: AbortSignal,
+	): Promise<SessionInfo[]> {
+		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
+		const filter = cwdFilterFor(cwd, sessionDir);
+		const included = (session: SessionInfo) => filter === undefined || (filter as (cwd: unknown) => boolean)(session.cwd);
+		const progress: SessionListProgress | undefined = onProgress
+			? (loaded, total, sessions) => onProgress(loaded, total, sessions?.filter(included))
+			: undefined;
+		return (await listSessions(createNodeStorage(), dir, { onProgress: progress, signal })).filter(included);
 	}
 
-	/** Sessions of every project, most recently modified first. */
-	static listAll(onProgress?: ListProgress): Promise<SessionInfo[]> {
-		return listAllSessions(createNodeStorage(), sessionsRoot(agentDir()), { onProgress });
+	/** Sessions of every project (or of one sessions directory), most recently modified first. */
+	static async listAll(
+		sessionDirOrOnProgress?: string | SessionListProgress,
+		onProgressOrSignal?: SessionListProgress | AbortSignal,
+		signal?: AbortSignal,
+	): Promise<SessionInfo[]> {
+		const dir = typeof sessionDirOrOnProgress === "string" ? resolvePath(sessionDirOrOnProgress) : undefined;
+		const onProgress =
+			typeof sessionDirOrOnProgress === "function"
+				? sessionDirOrOnProgress
+				: typeof onProgressOrSignal === "function"
+					? onProgressOrSignal
+					: undefined;
+		const abort = typeof onProgressOrSignal === "object" ? onProgressOrSignal : signal;
+		const options = { onProgress, signal: abort };
+		if (dir !== undefined) return listSessions(createNodeStorage(), dir, options);
+		return listAllSessions(createNodeStorage(), sessionsRoot(agentDir()), { ...options, publishEvery: 100 });
 	}
 
 	// Switching sessions ----------------------------------------------------------------------------
 
 	/** Switch to another session file. */
 	setSessionFile(sessionFile: string): void {
-		const path = resolve(sessionFile);
+		const path = resolvePath(sessionFile);
 		if (!this.#persist) {
 			// Read the file (if any), lock nothing, write nothing.
 			this.#memoryFile = path;
@@ -185,28 +365,29 @@ export class SessionManager {
 				? runTaskSync(SessionCore.open(path, { readOnly: true }), storage)
 				: undefined;
 			const cwd = this.#core.cwd;
-			this.#core = read ? SessionCore.detached(read.tree) : SessionCore.inMemory({ cwd });
+			this.#core = withCwd(read ? SessionCore.detached(read.tree) : SessionCore.inMemory({ cwd }), cwd);
 			return;
 		}
-		// Reloading the current file: give up its lock first, or the reopen would find it taken (by us).
-		if (path === this.#core.path) release(this.#core);
 		const next = SessionManager.#openCore(path, this.#core.sessionDir, this.#core.cwd);
 		release(this.#core);
-		this.#core = track(next);
+		this.#core = hold(next);
 	}
 
 	/** Start a new session in the same directory; returns its file path (undefined in memory). */
 	newSession(options?: NewSessionOptions): string | undefined {
 		const cwd = this.#core.cwd;
 		const next = this.#persist
-			? runTaskSync(SessionCore.create({ cwd, sessionDir: this.#core.sessionDir, ...options }), storage)
+			? run(SessionCore.create({ cwd, sessionDir: this.#core.sessionDir, ...options }))
 			: SessionCore.inMemory({ cwd, ...options });
 		release(this.#core);
-		this.#core = track(next);
+		this.#core = hold(withCwd(next, cwd));
 		return this.#persist ? next.path : this.#memoryFile;
 	}
 
-	/** Release the writer lock (ours; pi has no locks). Appends afterwards throw `SessionClosedError`. */
+	/**
+	 * Let go of the session (ours; pi has no locks): its writer lock is released unless another manager of
+	 * this process has the same file open. Appends afterwards throw `SessionClosedError`.
+	 */
 	close(): void {
 		release(this.#core);
 	}
@@ -219,6 +400,10 @@ export class SessionManager {
 	}
 	getSessionDir(): string {
 		return this.#core.sessionDir;
+	}
+	/** Whether the session directory is pi's default one for the working directory. */
+	usesDefaultSessionDir(): boolean {
+		return resolvePath(this.#core.sessionDir) === defaultSessionDir(this.#core.cwd, resolvePath(agentDir()));
 	}
 	getSessionId(): string {
 		return this.#core.tree.getSessionId();
@@ -247,14 +432,21 @@ export class SessionManager {
 	appendModelChange(provider: string, modelId: string): string {
 		return this.#appended(this.#tree().appendModelChange(provider, modelId));
 	}
+	/** Record model usage that is not an assistant message; returns the entry, as pi 1.6 does. */
+	appendUsage(kind: string, provider: string, model: string, usage: Usage, note?: string): UsageEntry {
+		const id = this.#appended(this.#tree().appendUsage(kind, provider, model, usage, note));
+		return this.#core.tree.getEntry(id) as UsageEntry;
+	}
 	appendCompaction<T = unknown>(
 		summary: string,
-		firstKeptEntryId: string,
+		firstKeptEntryId: string | null,
 		tokensBefore: number,
 		details?: T,
 		fromHook?: boolean,
+		usage?: Usage,
 	): string {
-		return this.#appended(this.#tree().appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook));
+		const tree = this.#tree();
+		return this.#appended(tree.appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage));
 	}
 	appendCustomEntry(customType: string, data?: unknown): string {
 		return this.#appended(this.#tree().appendCustomEntry(customType, data));
@@ -270,11 +462,20 @@ export class SessionManager {
 	): string {
 		return this.#appended(this.#tree().appendCustomMessageEntry(customType, content, display, details));
 	}
+	appendContextEdit(targetId: string, replacement: ContextEditReplacement | null): string {
+		return this.#appended(this.#tree().appendContextEdit(targetId, replacement));
+	}
 	appendLabelChange(targetId: string, label: string | undefined): string {
 		return this.#appended(this.#tree().appendLabelChange(targetId, label));
 	}
-	branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
-		return this.#appended(this.#tree().branchWithSummary(branchFromId, summary, details, fromHook));
+	branchWithSummary(
+		branchFromId: string | null,
+		summary: string,
+		details?: unknown,
+		fromHook?: boolean,
+		usage?: Usage,
+	): string {
+		return this.#appended(this.#tree().branchWithSummary(branchFromId, summary, details, fromHook, usage));
 	}
 
 	// Reading and navigating ------------------------------------------------------------------------
@@ -301,11 +502,21 @@ export class SessionManager {
 		// pi treats `null` (from a loose caller) as "from the leaf", like no argument.
 		return this.#core.tree.getBranch(fromId ?? undefined);
 	}
+	buildContextEntries(): SessionEntry[] {
+		return this.#core.tree.buildContextEntries();
+	}
+	buildSessionProjection(): SessionProjection {
+		return this.#core.tree.buildSessionProjection();
+	}
 	buildSessionContext(): SessionContext {
 		return this.#core.tree.buildSessionContext();
 	}
 	getHeader(): SessionHeader | null {
 		return this.#core.tree.getHeader();
+	}
+	/** Number of entries, without copying them as `getEntries()` does. */
+	getEntryCount(): number {
+		return this.#core.tree.getEntryCount();
 	}
 	getEntries(): SessionEntry[] {
 		return this.#core.tree.getEntries();
@@ -324,10 +535,10 @@ export class SessionManager {
 	createBranchedSession(leafId: string): string | undefined {
 		const previous = this.#core;
 		previous.assertWritable();
-		const next = previous.branch(leafId);
-		runTaskSync(next.takeOver(previous, false), storage);
-		openCores.delete(previous);
-		this.#core = track(next);
+		const next = withCwd(previous.branch(leafId), previous.cwd);
+		run(next.takeOver(previous, false));
+		release(previous);
+		this.#core = hold(next);
 		return next.path;
 	}
 }

@@ -24,14 +24,27 @@ export interface SessionInfo {
 	allMessagesText: string;
 }
 
-/** `(loaded, total)` as listing proceeds. */
-export type ListProgress = (loaded: number, total: number) => void;
+/**
+ * `(loaded, total, sessions?)` as listing proceeds. `sessions`, when given, are the sessions found so far,
+ * newest first (as pi 1.6 publishes them: after the first file, every `publishEvery` files, and the last).
+ */
+export type ListProgress = (loaded: number, total: number, sessions?: readonly SessionInfo[]) => void;
 
 export interface ListOptions {
 	onProgress?: ListProgress;
 	signal?: AbortSignal;
 	/** Files read at once (default 8). */
 	concurrency?: number;
+	/** How often progress carries the sessions found so far (default every 10 files). */
+	publishEvery?: number;
+}
+
+/** Which header working directories a search accepts: one exactly, or those a predicate accepts. */
+export type CwdFilter = string | ((headerCwd: unknown) => boolean);
+
+function cwdMatches(filter: CwdFilter | undefined, headerCwd: unknown): boolean {
+	if (filter === undefined) return true;
+	return typeof filter === "string" ? headerCwd === filter : filter(headerCwd);
 }
 
 function* jsonlFiles(dir: string): Task<string[]> {
@@ -57,15 +70,15 @@ function* headerOrNull(path: string): Task<SessionHeader | null> {
 }
 
 /**
- * The most recently modified session file in `dir` (optionally only those whose header's cwd is `cwd`).
+ * The most recently modified session file in `dir` (optionally only those whose header's cwd matches).
  * @example
  * const path = await runTask(findMostRecentSession("/s/--project--", "/project"), storage);
  */
-export function* findMostRecentSession(dir: string, cwd?: string): Task<string | null> {
+export function* findMostRecentSession(dir: string, cwd?: CwdFilter): Task<string | null> {
 	let best: { path: string; mtimeMs: number } | null = null;
 	for (const path of yield* jsonlFiles(dir)) {
 		const header = yield* headerOrNull(path);
-		if (!header || (cwd !== undefined && header.cwd !== cwd)) continue;
+		if (!header || !cwdMatches(cwd, header.cwd)) continue;
 		const stat = yield* io("stat", path);
 		if (stat && (!best || stat.mtimeMs > best.mtimeMs)) best = { path, mtimeMs: stat.mtimeMs };
 	}
@@ -84,6 +97,20 @@ export function* findById(sessionsRoot: string, id: string): Task<string | null>
 		for (const file of yield* io("list", joinPath(sessionsRoot, dir.name))) {
 			if (file.isFile && sessionIdOfFileName(file.name) === id) return joinPath(sessionsRoot, dir.name, file.name);
 		}
+	}
+	return null;
+}
+
+/**
+ * pi 1.6's `findById`: the session file in `dir` whose header has this id (headers only are read;
+ * optionally only a header whose cwd matches), or `null`.
+ * @example
+ * const path = await runTask(findByHeaderId("/s/--project--", id), storage);
+ */
+export function* findByHeaderId(dir: string, id: string, cwd?: CwdFilter): Task<string | null> {
+	for (const path of yield* jsonlFiles(dir)) {
+		const header = yield* headerOrNull(path);
+		if (header?.id === id && cwdMatches(cwd, header.cwd)) return path;
 	}
 	return null;
 }
@@ -160,18 +187,27 @@ async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) =>
 	return results;
 }
 
+function newestFirst(sessions: SessionInfo[]): SessionInfo[] {
+	return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
 async function listFiles(storage: Storage, files: string[], options: ListOptions): Promise<SessionInfo[]> {
 	options.signal?.throwIfAborted();
+	const publishEvery = Math.max(1, Math.floor(options.publishEvery ?? 10) || 10);
+	const found: SessionInfo[] = [];
 	let loaded = 0;
 	const infos = await pool(files, Math.max(1, Math.floor(options.concurrency ?? 8) || 8), async (path) => {
 		options.signal?.throwIfAborted();
 		const info = await runTask(sessionInfoTask(path, options.signal), storage);
-		options.onProgress?.(++loaded, files.length);
+		loaded++;
+		if (info) found.push(info);
+		if (options.onProgress) {
+			const publish = loaded === 1 || loaded % publishEvery === 0 || loaded === files.length;
+			options.onProgress(loaded, files.length, publish ? newestFirst([...found]) : undefined);
+		}
 		return info;
 	});
-	return infos
-		.filter((info): info is SessionInfo => info !== null)
-		.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+	return newestFirst(infos.filter((info): info is SessionInfo => info !== null));
 }
 
 /**

@@ -12,9 +12,9 @@ export class SessionLockedError extends Error {
 	readonly path: string;
 	/** The holder, when its lock file could be read. */
 	readonly owner: LockOwner | undefined;
-	constructor(path: string, owner: LockOwner | undefined) {
+	constructor(path: string, owner: LockOwner | undefined, advice = "open it read-only or close the other writer") {
 		const by = owner ? `pid ${owner.pid} on ${owner.host}` : "another writer";
-		super(`${path} is locked by ${by}; open it read-only or close the other writer`);
+		super(`${path} is locked by ${by}; ${advice}`);
 		this.path = path;
 		this.owner = owner;
 	}

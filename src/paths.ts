@@ -43,16 +43,22 @@ export function defaultSessionDir(cwd: string, agentDir: string): string {
 	return joinPath(sessionsRoot(agentDir), encodeCwd(cwd));
 }
 
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** pi 1.6's session id pattern: letters, digits, `.`, `_`, `-`, starting and ending with a letter or digit. */
+const SESSION_ID = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+/** Longer ids would not fit a file name (255 bytes with the timestamp and `.jsonl`); pi fails later, at the write. */
+const MAX_SESSION_ID_LENGTH = 200;
 
 /**
- * Accept a caller-supplied session id only if it is a plain name: letters, digits, `.`, `_`, `-`, no `..`.
+ * Accept a caller-supplied session id only if it is a plain name, by pi 1.6's rule (which also keeps it
+ * inside the sessions directory): letters, digits, `.`, `_`, `-`, starting and ending with a letter or digit.
  * @example
  * validateSessionId("01934f2a-7b3c-7def-8abc-0123456789ab");
  */
 export function validateSessionId(id: string): string {
-	if (!SESSION_ID.test(id) || id.includes("..")) {
-		throw new InvalidSessionPathError(`invalid session id ${JSON.stringify(id)}: use letters, digits, ".", "_", "-"`);
+	if (typeof id !== "string" || id.length > MAX_SESSION_ID_LENGTH || !SESSION_ID.test(id)) {
+		throw new InvalidSessionPathError(
+			`invalid session id ${JSON.stringify(id)}: use letters, digits, ".", "_", "-", starting and ending with a letter or digit (at most ${MAX_SESSION_ID_LENGTH} characters)`,
+		);
 	}
 	return id;
 }

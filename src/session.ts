@@ -109,6 +109,11 @@ export interface CreateOptions extends NewSessionOptions {
 export interface OpenOptions extends ReadOptions {
 	/** Read without taking the writer lock, repairing or migrating on disk; appends are refused. */
 	readOnly?: boolean;
+	/**
+	 * The caller already holds this file's writer lock (a facade whose managers share one lock per file):
+	 * none is taken here, and the session's `lock` stays unset.
+	 */
+	writerLockHeld?: boolean;
 	/** Directory for files created from this session (forks); default: the file's directory. */
 	sessionDir?: string;
 	/** Working directory to use instead of the header's. */
@@ -254,7 +259,7 @@ export class SessionCore {
 		const readOnly = options.readOnly ?? false;
 		// A session may be opened at a path whose directory does not exist yet (pi creates it).
 		if (!readOnly) yield* io("mkdir", dirname(path));
-		const lock = readOnly ? undefined : yield* acquireLock(path);
+		const lock = readOnly || options.writerLockHeld ? undefined : yield* acquireLock(path);
 		try {
 			const core = yield* SessionCore.#load(path, options, readOnly);
 			core.lock = lock;
@@ -461,13 +466,14 @@ export function* forkFromTask(
 	sourcePath: string,
 	targetCwd: string,
 	sessionDir: string,
-	options: ReadOptions & { durable?: boolean } = {},
+	options: ReadOptions & { durable?: boolean; id?: string } = {},
 ): Task<SessionCore> {
+	if (options.id !== undefined) validateSessionId(options.id);
 	const source = yield* readSessionFile(sourcePath, options);
 	if (!source || "empty" in source) {
 		throw new Error(`Cannot fork: source session file is empty or missing: ${sourcePath}`);
 	}
-	const tree = SessionTree.create({ cwd: targetCwd, parentSession: sourcePath });
+	const tree = SessionTree.create({ cwd: targetCwd, parentSession: sourcePath, id: options.id });
 	const path = joinPath(sessionDir, sessionFileName(tree.getHeader().timestamp, tree.getSessionId()));
 	yield* io("mkdir", sessionDir);
 	const lines = [tree.getHeader(), ...source.records.slice(1)].map((record) => encodeEntry(record));
