@@ -1,6 +1,6 @@
 /**
- * The pi-compatible `SessionManager` facade (adapters/pi-compat.ts) and our async `Session` against pi 0.73.1's
- * own `SessionManager`, on real files in temporary directories:
+ * The pi-compatible `SessionManager` facade (adapters/pi-compat.ts) and our async `Session` against pi 1.6.0's
+ * own `SessionManager` (and, for files it wrote, pi 0.73.1's), on real files in temporary directories:
  * 1. files written by us open in pi with the same entries, leaf, tree, labels, name and contexts;
  * 2. files written by pi (incl. its forks) open in ours the same way;
  * 3. the same operations on both produce byte-identical files up to ids, timestamps and the deliberate
@@ -9,6 +9,8 @@
  * 5. the facade's own guarantees: in-memory sessions never write, continueRecent, list, locks.
  * Nothing here touches ~/.pi: every directory is explicit, and PI_CODING_AGENT_DIR points at a temp dir.
  */
+
+import { execFileSync } from "node:child_process";
 import {
 	existsSync,
 	mkdirSync,
@@ -19,13 +21,14 @@ import {
 	utimesSync,
 	writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
 import * as facade from "../adapters/pi-compat.ts";
 import { SessionManager } from "../adapters/pi-compat.ts";
+import * as pi16 from "../node_modules/pi-coding-agent-1.6/dist/core/session-manager.js";
 import {
 	type AgentMessage,
 	type ImageContent,
@@ -37,9 +40,17 @@ import {
 	type SessionTreeNode,
 	type TextContent,
 } from "../src/index.ts";
-import { applyOps, type Op, type OpsTarget, opsArbitrary } from "./support/ops.ts";
-import { pi } from "./support/pi.ts";
+import { applyOps, type Op, opsArbitrary } from "./support/ops.ts";
+import { pi as pi073 } from "./support/pi.ts";
 
+/** pi 1.6.0, the oracle of this suite, with its types loosened to ours (the shapes are the same). */
+const pi = {
+	SessionManager: pi16.SessionManager,
+	buildSessionContext: pi16.buildSessionContext as unknown as (
+		entries: SessionEntry[],
+		leafId?: string | null,
+	) => SessionContext,
+};
 type PiSessionManager = ReturnType<typeof pi.SessionManager.create>;
 
 const storage = createNodeStorage();
@@ -152,7 +163,8 @@ interface ScenarioTarget {
 	createBranchedSession(leafId: string): MaybePromise<string | undefined>;
 }
 
-type Stage = "only-user-messages" | "before-assistant" | "after-assistant";
+/** Points of the scenario; the file exists from the first user message on (pi 1.6). */
+type Stage = "nothing-yet" | "only-user-messages" | "before-assistant" | "after-assistant";
 
 interface ScenarioResult {
 	/** Ids by step name. */
@@ -165,10 +177,9 @@ interface ScenarioResult {
 	fromIds: Map<string, string>;
 }
 
-/** A name with line breaks; pi keeps them (only trimmed), ours flattens them to one line. */
+/** A name with line breaks: pi 1.6 and ours make each run of them one space and trim (pi 0.73.1 only trimmed). */
 const MULTILINE_NAME = "  Line one\n  line two \r\n";
-const MULTILINE_NAME_AS_PI = "Line one\n  line two";
-const MULTILINE_NAME_AS_OURS = "Line one line two";
+const MULTILINE_NAME_AS_WRITTEN = "Line one   line two";
 
 /**
  * Every entry kind, every message role, labels set and cleared, names set, cleared and multi-line, two
@@ -192,6 +203,7 @@ async function runScenario(
 	};
 	const id = (name: string) => defined(ids[name], name);
 
+	await checkpoint("nothing-yet");
 	await step("u1", () => target.appendMessage(user("hello", at()) as never));
 	await checkpoint("only-user-messages");
 	await step("mc1", () => target.appendModelChange("anthropic", "claude-x"));
@@ -440,8 +452,8 @@ describe("files written by us open in pi", () => {
 		let source = "";
 		const result = await runScenario(session, BASE, (stage) => {
 			const path = defined(session.path, "path");
-			expect(existsSync(path), stage).toBe(stage === "after-assistant");
-			if (stage === "after-assistant") source = path;
+			expect(existsSync(path), stage).toBe(stage !== "nothing-yet");
+			if (stage === "only-user-messages") source = path;
 		});
 		const fork = defined(result.forkPath, "fork");
 		expect(session.path).toBe(fork);
@@ -473,8 +485,8 @@ describe("files written by us open in pi", () => {
 		let source = "";
 		const result = await runScenario(manager, BASE, (stage) => {
 			const path = defined(manager.getSessionFile(), "path");
-			expect(existsSync(path), stage).toBe(stage === "after-assistant");
-			if (stage === "after-assistant") source = path;
+			expect(existsSync(path), stage).toBe(stage !== "nothing-yet");
+			if (stage === "only-user-messages") source = path;
 		});
 		const fork = defined(result.forkPath, "fork");
 		expect(manager.getSessionFile()).toBe(fork);
@@ -496,46 +508,60 @@ describe("files written by us open in pi", () => {
 });
 
 describe("files written by pi open in ours", () => {
-	it("create + every entry kind, createBranchedSession and forkFrom", async () => {
-		const dir = freshDir("pi-written");
-		const piManager = pi.SessionManager.create("/project", dir);
-		let source = "";
-		const result = await runScenario(piManager, BASE, (stage) => {
-			const path = defined(piManager.getSessionFile(), "path");
-			expect(existsSync(path), stage).toBe(stage === "after-assistant");
-			if (stage === "after-assistant") source = path;
-		});
-		const fork = defined(result.forkPath, "fork");
-		const forkedFrom = defined(
-			pi.SessionManager.forkFrom(source, "/elsewhere", freshDir("pi-forkfrom")).getSessionFile(),
-			"forkFrom",
-		);
+	// pi 0.73.1 wrote the file at the first assistant message, kept a dangling parentId in forks, and recorded
+	// the branch target as a summary's fromId; those files must open here with pi 1.6's reading of them.
+	const writers = [
+		{ version: "1.6.0", manager: pi.SessionManager, firstFile: "only-user-messages", orphanedFork: false },
+		{ version: "0.73.1", manager: pi073.SessionManager, firstFile: "after-assistant", orphanedFork: true },
+	] as const;
+	for (const writer of writers) {
+		it(`pi ${writer.version}: create + every entry kind, createBranchedSession and forkFrom`, async () => {
+			const dir = freshDir(`pi-${writer.version}-written`);
+			const piManager = writer.manager.create("/project", dir) as unknown as PiSessionManager;
+			let source = "";
+			let exists = false;
+			const result = await runScenario(piManager, BASE, (stage) => {
+				const path = defined(piManager.getSessionFile(), "path");
+				exists ||= stage === writer.firstFile;
+				expect(existsSync(path), stage).toBe(exists);
+				if (stage === writer.firstFile) source = path;
+			});
+			const fork = defined(result.forkPath, "fork");
+			const forkedFrom = defined(
+				writer.manager.forkFrom(source, "/elsewhere", freshDir("pi-forkfrom")).getSessionFile(),
+				"forkFrom",
+			);
 
-		for (const path of [source, fork, forkedFrom]) {
-			const bytes = readFileSync(path);
-			const expected = piView(pi.SessionManager.open(path));
-			const session = await Session.open(storage, path); // for writing: locks, would repair or migrate
-			try {
-				expectSameView(sessionView(session), expected);
-				expect(session.report).toMatchObject({ repairedLastLine: false, wroteHeader: false, created: false });
-				expect(session.report.migratedFrom).toBeUndefined();
-				// pi's fork keeps a4's parentId pointing at a dropped label: we report it and treat a4 as a root, as pi does.
-				expect(session.report.diagnostics.map((d) => d.reason)).toEqual(path === fork ? ["missing-parent"] : []);
-			} finally {
-				await session.close();
+			for (const path of [source, fork, forkedFrom]) {
+				const bytes = readFileSync(path);
+				const expected = piView(pi.SessionManager.open(path));
+				const session = await Session.open(storage, path); // for writing: locks, would repair or migrate
+				try {
+					expectSameView(sessionView(session), expected);
+					expect(session.report).toMatchObject({ repairedLastLine: false, wroteHeader: false, created: false });
+					expect(session.report.migratedFrom).toBeUndefined();
+					// pi 0.73.1's fork keeps a4's parentId pointing at a dropped label: reported, a4 is a root, as in pi.
+					const orphan = writer.orphanedFork && path === fork;
+					expect(session.report.diagnostics.map((d) => d.reason)).toEqual(orphan ? ["missing-parent"] : []);
+				} finally {
+					await session.close();
+				}
+				const manager = SessionManager.open(path);
+				try {
+					expectSameView(facadeView(manager), expected);
+				} finally {
+					manager.close();
+				}
+				expect(readFileSync(path).equals(bytes), `${path} unchanged by opening`).toBe(true);
 			}
-			const manager = SessionManager.open(path);
-			try {
-				expectSameView(facadeView(manager), expected);
-			} finally {
-				manager.close();
-			}
-			expect(readFileSync(path).equals(bytes), `${path} unchanged by opening`).toBe(true);
-		}
-		expectScenarioSource(piView(pi.SessionManager.open(source)), result);
-		expectScenarioFork(piView(pi.SessionManager.open(fork)), result, source, true);
-		expect(pi.SessionManager.open(forkedFrom).getHeader()).toMatchObject({ cwd: "/elsewhere", parentSession: source });
-	});
+			expectScenarioSource(piView(pi.SessionManager.open(source)), result);
+			expectScenarioFork(piView(pi.SessionManager.open(fork)), result, source, writer.orphanedFork);
+			expect(pi.SessionManager.open(forkedFrom).getHeader()).toMatchObject({
+				cwd: "/elsewhere",
+				parentSession: source,
+			});
+		});
+	}
 });
 
 // Same operations, same bytes ------------------------------------------------------------------------------
@@ -543,14 +569,6 @@ describe("files written by pi open in ours", () => {
 interface FilePair {
 	pi: string;
 	ours: string;
-}
-
-/** The deliberate differences that may appear, with what ours must have written instead. */
-interface KnownDifferences {
-	/** Ours: the leaf each branch summary left ("root" when there was none), by the summary's id. */
-	fromIds: ReadonlyMap<string, string>;
-	/** pi's multi-line session names and the one-line names ours writes for them. */
-	flattenedNames: ReadonlyMap<string, string>;
 }
 
 type JsonRecord = Record<string, unknown>;
@@ -570,16 +588,15 @@ function readRecords(path: string): JsonRecord[] {
 		});
 }
 
-const ID_FIELDS = ["id", "parentId", "targetId", "firstKeptEntryId"] as const;
+const ID_FIELDS = ["id", "parentId", "targetId", "firstKeptEntryId", "fromId"] as const;
 
 /**
- * pi's files and ours, pair by pair, must be the same lines once ids are mapped position-wise, timestamps
- * blanked and the deliberate differences undone. The normalized fields keep their place in the line.
+ * pi's files and ours, pair by pair, must be the same lines once ids are mapped position-wise and
+ * timestamps blanked. The normalized fields keep their place in the line.
  */
-function expectSameFiles(pairs: readonly FilePair[], known: KnownDifferences): void {
+function expectSameFiles(pairs: readonly FilePair[]): void {
 	const files = pairs.map((pair) => ({ pi: readRecords(pair.pi), ours: readRecords(pair.ours) }));
 	const ids = new Map<string, string>();
-	const piLabelIds = new Set<string>();
 	for (const file of files) {
 		expect(file.pi.length).toBe(file.ours.length);
 		file.pi.forEach((record, index) => {
@@ -588,7 +605,6 @@ function expectSameFiles(pairs: readonly FilePair[], known: KnownDifferences): v
 			const ourId = file.ours[index]?.id as string;
 			if (ids.has(piId)) expect(ids.get(piId), `id ${piId} paired consistently`).toBe(ourId);
 			ids.set(piId, ourId);
-			if (record.type === "label") piLabelIds.add(piId);
 		});
 	}
 	const paths = new Map(pairs.map((pair) => [pair.pi, pair.ours]));
@@ -600,71 +616,31 @@ function expectSameFiles(pairs: readonly FilePair[], known: KnownDifferences): v
 		}
 		return out;
 	};
+	/** Timestamps blanked, also inside a compaction's system message (pi stamps it with the compaction's time). */
+	const blankTimes = (out: JsonRecord): JsonRecord => {
+		out.timestamp = "<time>";
+		if (typeof out.systemMessage === "object" && out.systemMessage !== null) {
+			out.systemMessage = { ...(out.systemMessage as JsonRecord), timestamp: "<time>" };
+		}
+		return out;
+	};
 
 	for (const file of files) {
-		const piIdsHere = new Set(file.pi.slice(1).map((record) => record.id));
 		const piLines = file.pi.map((record, index) => {
 			if (index === 0) return JSON.stringify(header(record, "pi"));
 			const out = { ...record };
-			// Difference 1 (README: `branchWithSummary` fromId): pi 0.73.1 records the branch target.
-			if (out.type === "branch_summary") {
-				expect(out.fromId).toBe(out.parentId ?? "root");
-				out.fromId = "<fromId>";
-			}
-			// Difference 2 (README: session name with line breaks): pi keeps them, ours flattens to one line.
-			if (out.type === "session_info" && typeof out.name === "string" && /[\r\n]/.test(out.name)) {
-				expect(known.flattenedNames.has(out.name), `known multi-line name ${JSON.stringify(out.name)}`).toBe(true);
-				out.name = known.flattenedNames.get(out.name);
-			}
-			// Difference 3 (README: fork of a path with a label in the middle): pi keeps the parentId of the entry
-			// after a dropped label (not in the file); ours re-links it to the entry before it.
-			if (typeof out.parentId === "string" && !piIdsHere.has(out.parentId)) {
-				expect(piLabelIds.has(out.parentId), `dangling parent ${out.parentId} is a dropped label`).toBe(true);
-				out.parentId = index > 1 ? (file.pi[index - 1]?.id as string) : null;
-			}
 			for (const key of ID_FIELDS) {
-				if (typeof out[key] === "string") out[key] = ids.get(out[key] as string) ?? `<unknown ${out[key]}>`;
+				const value = out[key];
+				// A branch summary made before any entry comes from "root", on both sides.
+				if (typeof value === "string" && value !== "root") out[key] = ids.get(value) ?? `<unknown ${value}>`;
 			}
-			out.timestamp = "<time>";
-			return JSON.stringify(out);
+			return JSON.stringify(blankTimes(out));
 		});
-		const ourLines = file.ours.map((record, index) => {
-			if (index === 0) return JSON.stringify(header(record, "ours"));
-			const out = { ...record };
-			if (out.type === "branch_summary") {
-				expect(out.fromId).toBe(known.fromIds.get(out.id as string));
-				out.fromId = "<fromId>";
-			}
-			out.timestamp = "<time>";
-			return JSON.stringify(out);
-		});
+		const ourLines = file.ours.map((record, index) =>
+			JSON.stringify(index === 0 ? header(record, "ours") : blankTimes({ ...record })),
+		);
 		expect(ourLines).toEqual(piLines);
 	}
-}
-
-/** The facade with every branch summary's expected fromId (the leaf being left) recorded. */
-function recordingFromIds(manager: SessionManager, fromIds: Map<string, string>): OpsTarget {
-	return {
-		appendMessage: (message) => manager.appendMessage(message),
-		appendThinkingLevelChange: (level) => manager.appendThinkingLevelChange(level),
-		appendModelChange: (provider, modelId) => manager.appendModelChange(provider, modelId),
-		appendCompaction: (summary, firstKeptEntryId, tokensBefore) =>
-			manager.appendCompaction(summary, firstKeptEntryId, tokensBefore),
-		appendCustomEntry: (customType, data) => manager.appendCustomEntry(customType, data),
-		appendCustomMessageEntry: (customType, content, display) =>
-			manager.appendCustomMessageEntry(customType, content, display),
-		appendLabelChange: (targetId, label) => manager.appendLabelChange(targetId, label),
-		appendSessionInfo: (name) => manager.appendSessionInfo(name),
-		branch: (id) => manager.branch(id),
-		resetLeaf: () => manager.resetLeaf(),
-		branchWithSummary: (id, summary) => {
-			const left = manager.getLeafId() ?? "root";
-			const summaryId = manager.branchWithSummary(id, summary);
-			fromIds.set(summaryId, left);
-			return summaryId;
-		},
-		getBranch: (fromId) => manager.getBranch(fromId),
-	};
 }
 
 const jsonlIn = (dir: string) => readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
@@ -678,34 +654,31 @@ describe("same operations on pi and on the facade write the same files", () => {
 		try {
 			const sources: Partial<FilePair> = {};
 			const piResult = await runScenario(piManager, BASE, (stage) => {
-				// File timing: nothing is written until the first assistant message, then everything at once.
-				expect(jsonlIn(dirA), `pi at ${stage}`).toHaveLength(stage === "after-assistant" ? 1 : 0);
-				if (stage === "after-assistant") sources.pi = defined(piManager.getSessionFile(), "pi file");
+				// File timing: nothing is written until the first user message, then everything at once.
+				expect(jsonlIn(dirA), `pi at ${stage}`).toHaveLength(stage === "nothing-yet" ? 0 : 1);
+				if (stage === "only-user-messages") sources.pi = defined(piManager.getSessionFile(), "pi file");
 			});
 			const ourResult = await runScenario(ours, BASE, (stage) => {
-				expect(jsonlIn(dirB), `ours at ${stage}`).toHaveLength(stage === "after-assistant" ? 1 : 0);
-				if (stage === "after-assistant") sources.ours = defined(ours.getSessionFile(), "our file");
+				expect(jsonlIn(dirB), `ours at ${stage}`).toHaveLength(stage === "nothing-yet" ? 0 : 1);
+				if (stage === "only-user-messages") sources.ours = defined(ours.getSessionFile(), "our file");
 			});
 			expect(jsonlIn(dirA)).toHaveLength(2);
 			expect(jsonlIn(dirB)).toHaveLength(2);
-			expectSameFiles(
-				[
-					{ pi: defined(sources.pi, "pi source"), ours: defined(sources.ours, "our source") },
-					{ pi: defined(piResult.forkPath, "pi fork"), ours: defined(ourResult.forkPath, "our fork") },
-				],
-				{ fromIds: ourResult.fromIds, flattenedNames: new Map([[MULTILINE_NAME_AS_PI, MULTILINE_NAME_AS_OURS]]) },
-			);
-			// The differences did occur, so the normalization above was exercised, not vacuous.
+			expectSameFiles([
+				{ pi: defined(sources.pi, "pi source"), ours: defined(sources.ours, "our source") },
+				{ pi: defined(piResult.forkPath, "pi fork"), ours: defined(ourResult.forkPath, "our fork") },
+			]);
+			// What pi 0.73.1 wrote differently, both now write as pi 1.6 does.
 			const ourSource = readRecords(defined(sources.ours, "our source"));
-			expect(ourSource.find((record) => record.id === ourResult.ids.n1)?.name).toBe(MULTILINE_NAME_AS_OURS);
+			expect(ourSource.find((record) => record.id === ourResult.ids.n1)?.name).toBe(MULTILINE_NAME_AS_WRITTEN);
 			const piSource = readRecords(defined(sources.pi, "pi source"));
-			expect(piSource.find((record) => record.id === piResult.ids.n1)?.name).toBe(MULTILINE_NAME_AS_PI);
+			expect(piSource.find((record) => record.id === piResult.ids.n1)?.name).toBe(MULTILINE_NAME_AS_WRITTEN);
 			expect(ourSource.find((record) => record.id === ourResult.ids.bs1)?.fromId).toBe(ourResult.ids.a3);
-			expect(piSource.find((record) => record.id === piResult.ids.bs1)?.fromId).toBe(piResult.ids.a1);
+			expect(piSource.find((record) => record.id === piResult.ids.bs1)?.fromId).toBe(piResult.ids.a3);
 			const ourFork = readRecords(defined(ourResult.forkPath, "our fork"));
 			const piFork = readRecords(defined(piResult.forkPath, "pi fork"));
 			expect(ourFork.find((record) => record.id === ourResult.ids.a4)?.parentId).toBe(ourResult.ids.u4);
-			expect(piFork.find((record) => record.id === piResult.ids.a4)?.parentId).toBe(piResult.ids.l5);
+			expect(piFork.find((record) => record.id === piResult.ids.a4)?.parentId).toBe(piResult.ids.u4);
 
 			// Reopened files are appended to the same way (no rewrite, one line per entry).
 			ours.close();
@@ -713,7 +686,6 @@ describe("same operations on pi and on the facade write the same files", () => {
 			const piReopened = pi.SessionManager.open(source.pi);
 			const ourReopened = SessionManager.open(source.ours);
 			try {
-				const fromIds = new Map(ourResult.fromIds);
 				const more: Op[] = [
 					{ kind: "message", role: "user", text: "reopened", nullContent: false },
 					{ kind: "message", role: "assistant", text: "reopened", nullContent: false },
@@ -725,11 +697,8 @@ describe("same operations on pi and on the facade write the same files", () => {
 					{ kind: "message", role: "user", text: "a root again", nullContent: false },
 				];
 				expect(applyOps(piReopened, more)).toHaveLength(6);
-				expect(applyOps(recordingFromIds(ourReopened, fromIds), more)).toHaveLength(6);
-				expectSameFiles([source], {
-					fromIds,
-					flattenedNames: new Map([[MULTILINE_NAME_AS_PI, MULTILINE_NAME_AS_OURS]]),
-				});
+				expect(applyOps(ourReopened, more)).toHaveLength(6);
+				expectSameFiles([source]);
 			} finally {
 				ourReopened.close();
 			}
@@ -747,13 +716,12 @@ describe("same operations on pi and on the facade write the same files", () => {
 				const dirB = freshDir("fuzz-ours");
 				const piManager = pi.SessionManager.create("/project", dirA);
 				const ours = SessionManager.create("/project", dirB);
-				const fromIds = new Map<string, string>();
-				const target = recordingFromIds(ours, fromIds);
+				const target = ours;
 				try {
-					applyOps(piManager, start);
-					applyOps(target, start);
 					expect(jsonlIn(dirA)).toEqual([]);
 					expect(jsonlIn(dirB)).toEqual([]);
+					applyOps(piManager, start);
+					applyOps(target, start);
 					const piIds = applyOps(piManager, [...reply, ...ops]);
 					const ourIds = applyOps(target, [...reply, ...ops]);
 					expect(jsonlIn(dirA)).toHaveLength(1);
@@ -772,7 +740,7 @@ describe("same operations on pi and on the facade write the same files", () => {
 						ours: defined(ours.getSessionFile(), "our fork"),
 					};
 					expect(fork.pi).not.toBe(source.pi);
-					expectSameFiles([source, fork], { fromIds, flattenedNames: new Map() });
+					expectSameFiles([source, fork]);
 				} finally {
 					ours.close();
 					rmSync(dirA, { recursive: true, force: true });
@@ -789,6 +757,7 @@ describe("same operations on pi and on the facade write the same files", () => {
 /** pi 0.73.1's public instance methods; a pi upgrade that adds one fails here until the facade has it. */
 const PI_INSTANCE_METHODS = [
 	"appendCompaction",
+	"appendContextEdit",
 	"appendCustomEntry",
 	"appendCustomMessageEntry",
 	"appendLabelChange",
@@ -796,15 +765,19 @@ const PI_INSTANCE_METHODS = [
 	"appendModelChange",
 	"appendSessionInfo",
 	"appendThinkingLevelChange",
+	"appendUsage",
 	"branch",
 	"branchWithSummary",
+	"buildContextEntries",
 	"buildSessionContext",
+	"buildSessionProjection",
 	"createBranchedSession",
 	"getBranch",
 	"getChildren",
 	"getCwd",
 	"getEntries",
 	"getEntry",
+	"getEntryCount",
 	"getHeader",
 	"getLabel",
 	"getLeafEntry",
@@ -818,8 +791,9 @@ const PI_INSTANCE_METHODS = [
 	"newSession",
 	"resetLeaf",
 	"setSessionFile",
+	"usesDefaultSessionDir",
 ];
-const PI_STATIC_METHODS = ["continueRecent", "create", "forkFrom", "inMemory", "list", "listAll", "open"];
+const PI_STATIC_METHODS = ["continueRecent", "create", "findById", "forkFrom", "inMemory", "list", "listAll", "open"];
 
 /** Own function-valued properties, without the constructor and `_`-prefixed (private by convention) names. */
 function publicMethods(object: object): Map<string, number> {
@@ -855,28 +829,36 @@ describe("API parity with pi's SessionManager", () => {
 		}
 	});
 
-	it("the session-manager functions pi exports are exported by the facade with pi's arity", async () => {
-		const piModule = (await import("@mariozechner/pi-coding-agent")) as unknown as Record<string, unknown>;
+	it("the session-manager functions pi 1.6 exports are exported by the facade with pi's arity", () => {
+		const piModule = pi16 as unknown as Record<string, unknown>;
 		const ours = facade as unknown as Record<string, unknown>;
-		// Ours may take extra optional parameters: parseSessionEntries(content, onDiagnostic?) reports skipped lines.
-		const extraOptional: Record<string, number> = { parseSessionEntries: 1 };
-		for (const name of ["buildSessionContext", "migrateSessionEntries", "parseSessionEntries"]) {
+		const functions = Object.keys(piModule).filter(
+			(name) => name !== "SessionManager" && typeof piModule[name] === "function",
+		);
+		expect(functions.sort()).toEqual([
+			"assertValidSessionId",
+			"buildContextEntries",
+			"buildSessionContext",
+			"buildSessionProjection",
+			"findMostRecentSession",
+			"getDefaultSessionDir",
+			"getLatestCompactionEntry",
+			"loadEntriesFromFile",
+			"migrateSessionEntries",
+			"parseSessionEntries",
+			"projectContextEntry",
+			"sessionEntryToContextMessages",
+		]);
+		for (const name of functions) {
 			expect(typeof ours[name], name).toBe("function");
-			expect((ours[name] as () => void).length, `arity of ${name}`).toBe(
-				(piModule[name] as () => void).length + (extraOptional[name] ?? 0),
-			);
+			expect((ours[name] as () => void).length, `arity of ${name}`).toBe((piModule[name] as () => void).length);
 		}
 		expect(facade.CURRENT_SESSION_VERSION).toBe(piModule.CURRENT_SESSION_VERSION);
-		// pi's session-manager module (not re-exported at its package root) has these two as well.
-		expect(facade.getDefaultSessionDir.length).toBe(1);
-		expect(facade.findMostRecentSession.length).toBe(1);
 	});
 
 	// pi's package root exports getLatestCompactionEntry next to SessionManager and buildSessionContext.
 	it("exports getLatestCompactionEntry like pi's package root, with the same answers", async () => {
-		const piModule = (await import("@mariozechner/pi-coding-agent")) as unknown as {
-			getLatestCompactionEntry: (entries: unknown[]) => unknown;
-		};
+		const piModule = pi16 as unknown as { getLatestCompactionEntry: (entries: unknown[]) => unknown };
 		const manager = SessionManager.inMemory("/p");
 		expect(facade.getLatestCompactionEntry(manager.getEntries())).toBeNull();
 		const first = manager.appendMessage(user("a", 1));
@@ -1028,11 +1010,16 @@ describe("facade specifics", () => {
 		const fields = (infos: typeof actual) =>
 			infos.map((info) => Object.fromEntries(keys.map((key) => [key, info[key]])));
 		expect(fields(actual)).toEqual(fields(expected as typeof actual));
-		expect(actual).toHaveLength(7); // the empty and the garbage file are no sessions
-		expect(actual.map((info) => info.name)).toContain("Spaced");
-		expect(actual.filter((info) => info.parentSessionPath !== undefined)).toHaveLength(3);
+		// A directory that is not pi's default for the cwd lists only the sessions started in that cwd (pi 1.6).
+		expect(actual.map((info) => info.cwd)).toEqual(["/project", "/project", "/project", "/project"]);
 		expect(ourProgress).toHaveLength(jsonlIn(dir).length);
 		expect(ourProgress.at(-1)).toEqual(piProgress.at(-1));
+		// listAll(dir) lists them all, whatever their cwd.
+		const all = await SessionManager.listAll(dir);
+		expect(fields(all)).toEqual(fields((await pi.SessionManager.listAll(dir)) as typeof actual));
+		expect(all).toHaveLength(7); // the empty and the garbage file are no sessions
+		expect(all.map((info) => info.name)).toContain("Spaced");
+		expect(all.filter((info) => info.parentSessionPath !== undefined)).toHaveLength(3);
 		expect(ourResult.forkPath).toBeDefined();
 	});
 
@@ -1136,25 +1123,48 @@ describe("facade specifics", () => {
 		}
 	});
 
-	it("a second facade cannot open a file for writing while the first holds it; close() releases", () => {
+	it("managers of one process share a file (as in pi); another process is refused until the last lets go", () => {
 		const dir = freshDir("locked");
 		const first = SessionManager.create("/project", dir);
 		first.appendMessage(user("hi", BASE));
-		first.appendMessage(assistant("hi", BASE + 1));
 		const path = defined(first.getSessionFile(), "file");
-		expect(() => SessionManager.open(path)).toThrow(SessionLockedError);
-		expect(() => SessionManager.continueRecent("/project", dir)).toThrow(SessionLockedError);
-		// Reading is still possible for pi, which takes no locks.
-		expect(pi.SessionManager.open(path).getEntries()).toEqual(first.getEntries());
-		first.close();
+		// Code written for pi opens files it already has open and never closes them: that works here too.
 		const second = SessionManager.open(path);
-		try {
-			expect(second.getEntries()).toHaveLength(2);
-			second.appendMessage(user("again", BASE + 2));
-			expect(pi.SessionManager.open(path).getEntries()).toHaveLength(3);
-		} finally {
-			second.close();
-		}
+		const third = SessionManager.continueRecent("/project", dir);
+		expect(third.getSessionFile()).toBe(path);
+		second.appendMessage(assistant("from the second", BASE + 1));
+		first.appendMessage(user("from the first", BASE + 2));
+		third.appendMessage(user("from the third", BASE + 3));
+		// Each append is whole lines: every line parses, and pi reads all four entries.
+		const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+		expect(lines.map((line) => JSON.parse(line).type)).toEqual(["session", "message", "message", "message", "message"]);
+		expect(pi.SessionManager.open(path).getEntries()).toHaveLength(4);
+
+		const childOpens = (): string => {
+			const script = join(dir, "open-in-child.ts");
+			const facadeUrl = new URL("../adapters/pi-compat.ts", import.meta.url).href;
+			writeFileSync(
+				script,
+				`import { SessionManager } from ${JSON.stringify(facadeUrl)};\n` +
+					`try { SessionManager.open(${JSON.stringify(path)}).close(); console.log("opened"); }\n` +
+					`catch (error) { console.log(error.name + ": " + error.message); }\n`,
+			);
+			return execFileSync(process.execPath, ["--import", "tsx", script], { encoding: "utf8" }).trim();
+		};
+		const refused = childOpens();
+		expect(refused).toMatch(/^SessionLockedError: .* is locked by pid \d+ on /);
+		// The advice names what this facade offers to read without writing.
+		expect(refused).toContain("SessionManager.inMemory(cwd, undefined, loadEntriesFromFile(path))");
+		const reader = SessionManager.inMemory("/project", undefined, facade.loadEntriesFromFile(path));
+		expect(reader.getEntries()).toEqual(pi.SessionManager.open(path).getEntries());
+		expect(reader.getSessionFile()).toBeUndefined();
+
+		first.close();
+		second.close();
+		expect(childOpens()).toMatch(/^SessionLockedError/); // the third still holds it
+		third.close();
+		expect(childOpens()).toBe("opened");
+		expect(existsSync(`${path}.lock`)).toBe(false);
 	});
 
 	it("edge cases where pi has an answer, answered as pi does", () => {
@@ -1225,5 +1235,137 @@ describe("facade specifics", () => {
 		manager.close();
 		expect(() => manager.appendMessage(user("late", BASE + 2))).toThrow(SessionClosedError);
 		expect(readFileSync(defined(manager.getSessionFile(), "file"), "utf8").trim().split("\n")).toHaveLength(3);
+	});
+});
+
+describe("pi 1.6's additions answer as pi 1.6 does", () => {
+	const system = (sections: Record<string, string | null>, timestamp: number): AgentMessage =>
+		({ role: "system", content: "", sections, toolsAdded: [{ name: "read", description: "r" }], timestamp }) as never;
+
+	it("usage, context edits, system messages, retain-none compaction, usage on summaries, entry count", () => {
+		const managers = [SessionManager.inMemory("/p"), pi.SessionManager.inMemory("/p") as unknown as SessionManager];
+		const results = managers.map((manager) => {
+			manager.appendMessage(system({ preamble: "You are terse.", tools: "<tools/>" }, BASE));
+			const question = manager.appendMessage(user("question", BASE + 1));
+			const answer = manager.appendMessage(assistant("answer", BASE + 2));
+			const usageEntry = manager.appendUsage("cache_warm", "anthropic", "claude", usage, "warm-up");
+			manager.appendContextEdit(answer, { content: "shorter answer" });
+			manager.appendContextEdit(question, null);
+			manager.appendMessage(system({ tools: null, skills: "<skills/>" }, BASE + 3));
+			manager.appendCompaction("all of it", null, 500, undefined, false, usage);
+			manager.appendMessage(user("after", BASE + 4));
+			manager.branchWithSummary(answer, "left", undefined, false, usage);
+			const refusals = [
+				() => manager.appendContextEdit(usageEntry.id, null), // left behind by the branch summary
+				() => manager.appendContextEdit(defined(manager.getBranch()[0], "root").id, null), // a system message
+				() => manager.appendContextEdit("missing0", null),
+				() => manager.appendContextEdit(question, { content: 42 } as never),
+			].map((call) => {
+				try {
+					call();
+					return "appended";
+				} catch (error) {
+					return (error as Error).message;
+				}
+			});
+			const entries = manager.getEntries();
+			const strip = (value: unknown) =>
+				JSON.parse(
+					JSON.stringify(value, (key, v) =>
+						key === "id" ||
+						key === "parentId" ||
+						key === "targetId" ||
+						key === "firstKeptEntryId" ||
+						key === "fromId" ||
+						key === "timestamp"
+							? "<x>"
+							: v,
+					),
+				);
+			return {
+				usageEntry: strip(usageEntry),
+				refusals: refusals.map((message) => message.replace(/[0-9a-f]{8}/g, "<id>")),
+				count: manager.getEntryCount(),
+				entries: strip(entries),
+				projection: strip(manager.buildSessionProjection()),
+				contextEntries: strip(manager.buildContextEntries()),
+				context: strip(manager.buildSessionContext()),
+				// The retain-none compaction keeps nothing: its firstKeptEntryId is its own id.
+				retainNone: entries.some((entry) => entry.type === "compaction" && entry.firstKeptEntryId === entry.id),
+			};
+		});
+		expect(results[0]).toEqual(results[1]);
+		expect(results[0]?.retainNone).toBe(true);
+		expect(results[0]?.refusals).toEqual([
+			"Entry <id> is not on the active branch",
+			"Entry <id> does not contribute editable model content",
+			"Entry missing0 not found",
+			"Context edit replacement must be null or contain string/array content",
+		]);
+		for (const manager of managers) manager.close?.();
+	});
+
+	it("inMemory from entries, forkFrom and create with options, findById, usesDefaultSessionDir, cwd resolved", () => {
+		const dir = freshDir("api16");
+		const source = SessionManager.create("/project", dir, { id: "source-1" });
+		source.appendMessage(user("hi", BASE));
+		const path = defined(source.getSessionFile(), "file");
+		expect(path.endsWith("_source-1.jsonl")).toBe(true);
+		for (const M of [SessionManager, pi.SessionManager as unknown as typeof SessionManager]) {
+			expect(M.findById("/project", "source-1", dir)).toBe(path);
+			expect(M.findById("/other", "source-1", dir)).toBeUndefined(); // a custom directory: only the cwd's sessions
+			expect(M.findById("/project", "nothing", dir)).toBeUndefined();
+			const restored = M.inMemory("/elsewhere", undefined, facade.loadEntriesFromFile(path));
+			expect([restored.getSessionId(), restored.getEntryCount(), restored.getCwd()]).toEqual([
+				"source-1",
+				1,
+				"/elsewhere",
+			]);
+			const fresh = M.inMemory("relative/dir", { id: "mem-1" });
+			expect([fresh.getSessionId(), fresh.getCwd(), fresh.usesDefaultSessionDir()]).toEqual([
+				"mem-1",
+				resolve("relative/dir"),
+				false,
+			]);
+			expect(() => M.create("/project", dir, { id: "../escape" })).toThrow();
+			expect(() => M.create("/project", dir, { id: "ends-with-dash-" })).toThrow();
+			const home = M.create("~/proj");
+			expect(home.getCwd()).toBe(join(homedir(), "proj"));
+			expect(home.usesDefaultSessionDir()).toBe(true);
+			expect(home.getSessionDir()).toBe(
+				join(agentDir, "sessions", `--${join(homedir(), "proj").slice(1).replaceAll("/", "-")}--`),
+			);
+			const forked = M.forkFrom(path, "/target", freshDir("forked"), {
+				id: `fork-${M === SessionManager ? "ours" : "pi"}`,
+			});
+			expect(forked.getSessionId()).toMatch(/^fork-/);
+			expect(forked.getHeader()).toMatchObject({ cwd: "/target", parentSession: path });
+			forked.close?.();
+			home.close?.();
+		}
+		source.close();
+	});
+
+	it("list() reports partial results as they come and can be cancelled, like pi", async () => {
+		const dir = freshDir("partial");
+		for (let n = 0; n < 12; n++) {
+			const manager = SessionManager.create("/project", dir);
+			manager.appendMessage(user(`session ${n}`, BASE + n * 1000));
+			manager.close();
+		}
+		const seen = { ours: [] as (number | undefined)[], pi: [] as (number | undefined)[] };
+		const ours = await SessionManager.list("/project", dir, (_loaded, _total, sessions) =>
+			seen.ours.push(sessions?.length),
+		);
+		const theirs = await pi.SessionManager.list("/project", dir, (_loaded, _total, sessions) =>
+			seen.pi.push(sessions?.length),
+		);
+		expect(ours.map((info) => info.path)).toEqual(theirs.map((info) => info.path));
+		// Published after the first, every tenth and the last file, each the sessions found so far.
+		expect(seen.ours.filter((n) => n !== undefined)).toEqual(seen.pi.filter((n) => n !== undefined));
+		const controller = new AbortController();
+		controller.abort();
+		await expect(SessionManager.list("/project", dir, undefined, controller.signal)).rejects.toThrow();
+		await expect(SessionManager.listAll(dir, controller.signal)).rejects.toThrow();
 	});
 });
