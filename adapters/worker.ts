@@ -18,9 +18,9 @@ import { SessionFormatError } from "../src/jsonl.ts";
 import { HeaderTooLongError } from "../src/load.ts";
 import { SessionLockedError } from "../src/lock.ts";
 import { InvalidSessionPathError } from "../src/paths.ts";
-import { type Durability, SessionClosedError, SessionReadOnlyError } from "../src/session.ts";
+import { type Durability, SessionClosedError, SessionNotFoundError, SessionReadOnlyError } from "../src/session.ts";
 import { type Storage, StorageError } from "../src/storage.ts";
-import { EntryNotFoundError } from "../src/tree.ts";
+import { EntryNotFoundError, InvalidContextEditError } from "../src/tree.ts";
 import { MessageRuns, messageJson } from "./message-runs.ts";
 import { createMemoryStorage } from "./zenfs.ts";
 
@@ -142,10 +142,12 @@ function registerErrorHandler(): void {
 const ERROR_CLASSES: Record<string, new (...args: never[]) => Error> = {
 	EntryNotFoundError,
 	HeaderTooLongError,
+	InvalidContextEditError,
 	InvalidSessionPathError,
 	SessionFormatError,
 	SessionLockedError,
 	SessionClosedError,
+	SessionNotFoundError,
 	SessionReadOnlyError,
 	StorageError,
 	UnknownSessionError,

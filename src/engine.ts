@@ -103,6 +103,8 @@ export interface CreateSessionOptions {
 
 export interface OpenSessionOptions {
 	readOnly?: boolean;
+	/** Start a new session when there is no file at the path (default: `SessionNotFoundError`). */
+	create?: boolean;
 	sessionDir?: string;
 	cwd?: string;
 	durability?: Durability;

@@ -28,7 +28,7 @@ import { READ_CHUNK_BYTES, type ReadOptions, type ReadSession, readSessionFile }
 import { acquireLock, releaseLock, type WriterLock } from "./lock.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
 import { io, isStorageError, removeQuietly, runTask, type Storage, StorageError, type Task } from "./storage.ts";
-import { type NewSessionOptions, SessionTree } from "./tree.ts";
+import { assertObjectMessage, type NewSessionOptions, SessionTree } from "./tree.ts";
 
 /**
  * How appends reach stable storage. Before a new session's first user or assistant message no file exists (as in
@@ -45,6 +45,16 @@ export type Durability =
 /** Appending to a session that was opened read-only. */
 export class SessionReadOnlyError extends Error {
 	override name = "SessionReadOnlyError";
+}
+
+/** `open` of a path where there is no session file (ask for `create: true` to start one there). */
+export class SessionNotFoundError extends Error {
+	override name = "SessionNotFoundError";
+	readonly path: string;
+	constructor(path: string) {
+		super(`${path}: no such session file (to start a new session at this path, open it with create: true)`);
+		this.path = path;
+	}
 }
 
 /** The session was closed: it takes no more changes (open it again to go on). */
@@ -86,6 +96,12 @@ function isEncodedMessageEntry(entry: SessionEntry): entry is SessionMessageEntr
 	return entry.type === "message" && (entry.message as unknown) instanceof EncodedMessage;
 }
 
+/** What `JSON.stringify` writes for a value at the top: the result of its `toJSON`, if it has one. */
+function writtenAtTop(value: unknown): unknown {
+	const toJSON = (value as { toJSON?: unknown } | null)?.toJSON;
+	return typeof toJSON === "function" ? toJSON.call(value, "") : value;
+}
+
 /** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */
 function encodeAppended(entry: SessionEntry): string {
 	try {
@@ -109,6 +125,12 @@ export interface CreateOptions extends NewSessionOptions {
 export interface OpenOptions extends ReadOptions {
 	/** Read without taking the writer lock, repairing or migrating on disk; appends are refused. */
 	readOnly?: boolean;
+	/**
+	 * What a missing file gives: a new session at that path when true (pi's behaviour, and the
+	 * pi-compatible facade's), a `SessionNotFoundError` when false. `Session.open` and the engine default
+	 * to false, so a mistyped path is noticed.
+	 */
+	create?: boolean;
 	/**
 	 * The caller already holds this file's writer lock (a facade whose managers share one lock per file):
 	 * none is taken here, and the session's `lock` stays unset.
@@ -184,6 +206,7 @@ export class SessionCore {
 		const writes = this.path !== undefined && !this.readOnly;
 		tree.setOnAppend((entry) => {
 			const encoded = isEncodedMessageEntry(entry);
+			if (!encoded && entry.type === "message") assertObjectMessage(entry.message, writtenAtTop(entry.message));
 			if (writes) this.#unwritten[tree.size - this.#persisted] = encoded ? entry.message : encodeAppended(entry);
 			if (encoded) this.#encoded.push(entry);
 		});
@@ -257,6 +280,7 @@ export class SessionCore {
 	 */
 	static *open(path: string, options: OpenOptions = {}): Task<SessionCore> {
 		const readOnly = options.readOnly ?? false;
+		if (options.create === false && !(yield* io("stat", path))) throw new SessionNotFoundError(path);
 		// A session may be opened at a path whose directory does not exist yet (pi creates it).
 		if (!readOnly) yield* io("mkdir", dirname(path));
 		const lock = readOnly || options.writerLockHeld ? undefined : yield* acquireLock(path);
@@ -516,9 +540,13 @@ export class Session {
 		return new Session(await runTask(SessionCore.create(options), storage), storage, options.durability ?? "none");
 	}
 
-	/** Open (and lock, repair, migrate) a session file. */
+	/**
+	 * Open (and lock, repair, migrate) a session file. A missing file is a `SessionNotFoundError`, unless
+	 * `create: true` asks for a new session at that path (as pi does).
+	 */
 	static async open(storage: Storage, path: string, options: OpenOptions & SessionOptions = {}): Promise<Session> {
-		return new Session(await runTask(SessionCore.open(path, options), storage), storage, options.durability ?? "none");
+		const core = await runTask(SessionCore.open(path, { ...options, create: options.create ?? false }), storage);
+		return new Session(core, storage, options.durability ?? "none");
 	}
 
 	/** Fork another session's whole history into `sessionDir` for `targetCwd`. */

@@ -322,9 +322,7 @@ export class SessionTree {
 
 	/** Append a message; one that is not an object (pi would write it, and no reader could use it) is refused. */
 	appendMessage(message: StoredMessage | AgentMessage): string {
-		if (typeof message !== "object" || message === null || Array.isArray(message)) {
-			throw new TypeError(`cannot append a message that is not an object (${message === null ? "null" : typeof message})`);
-		}
+		assertObjectMessage(message);
 		return this.#append<SessionMessageEntry>({ type: "message", ...this.#base(), message });
 	}
 
@@ -385,7 +383,10 @@ export class SessionTree {
 	 */
 	appendContextEdit(targetId: string, replacement: ContextEditReplacement | null): string {
 		const content = (replacement as { content?: unknown } | null)?.content;
-		if (replacement !== null && (typeof replacement !== "object" || (typeof content !== "string" && !Array.isArray(content)))) {
+		if (
+			replacement !== null &&
+			(typeof replacement !== "object" || (typeof content !== "string" && !Array.isArray(content)))
+		) {
 			throw new TypeError("Context edit replacement must be null or contain string/array content");
 		}
 		const target = this.#requireNode(targetId);
@@ -393,7 +394,8 @@ export class SessionTree {
 		for (let node = this.#leaf; node && !onBranch; node = node.parent) onBranch = node === target;
 		if (!onBranch) throw new InvalidContextEditError(targetId, "is not on the active branch");
 		const entry = target.entry;
-		const role = entry.type === "message" ? entry.message?.role : entry.type === "custom_message" ? "custom" : undefined;
+		const role =
+			entry.type === "message" ? entry.message?.role : entry.type === "custom_message" ? "custom" : undefined;
 		const editable =
 			entry.type === "custom_message" || role === "user" || role === "assistant" || role === "toolResult";
 		if (!editable) throw new InvalidContextEditError(targetId, "does not contribute editable model content");
@@ -590,6 +592,16 @@ export class SessionTree {
 		if (!node) throw new EntryNotFoundError(id);
 		return node;
 	}
+}
+
+/**
+ * Throws a `TypeError` unless a message is an object (pi would write anything; no reader could use it).
+ * `asWritten` is what `JSON.stringify` makes of it at the top, where that is known (its `toJSON` result).
+ */
+export function assertObjectMessage(message: unknown, asWritten: unknown = message): void {
+	if (typeof asWritten === "object" && asWritten !== null && !Array.isArray(asWritten)) return;
+	const what = asWritten === null ? "null" : Array.isArray(asWritten) ? "an array" : typeof asWritten;
+	throw new TypeError(`cannot append a message that is not an object (it would be written as ${what})`);
 }
 
 /** Stable sort by timestamp, skipped when already in order (the usual case for append-only files). */

@@ -357,7 +357,7 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 						expect(conversationAcked, `${context}: a user or assistant message was acknowledged, but no file`).toBe(false);
 						s.killedBeforeFile++;
 						s.acknowledgedBeforeFile += acks.length;
-						const session = await Session.open(storage, file.path, { durability: mode });
+						const session = await Session.open(storage, file.path, { durability: mode, create: true });
 						expect(session.report.created, context).toBe(true);
 						expect(lockOwnerPid(file.path), `${context}: stale lock taken over`).toBe(process.pid);
 						const user = await session.appendMessage({ role: "user", content: "after", timestamp: Date.now() });

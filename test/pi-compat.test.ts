@@ -1084,7 +1084,7 @@ describe("facade specifics", () => {
 			expect(manager.getEntries()).toEqual([]);
 			const reopenedFirst = await Session.open(storage, first); // released by newSession()
 			await reopenedFirst.close();
-			await expect(Session.open(storage, second)).rejects.toBeInstanceOf(SessionLockedError);
+			await expect(Session.open(storage, second, { create: true })).rejects.toBeInstanceOf(SessionLockedError);
 			manager.appendMessage(user("second", BASE + 2));
 			manager.appendMessage(assistant("second", BASE + 3));
 			expect(existsSync(second)).toBe(true);

@@ -46,28 +46,33 @@ describe("the engine worker's life", () => {
 		}
 	});
 
-	it("a message holding a function crosses as its JSON does; custom data holding one fails its whole batch", async () => {
+	it("a message holding a function crosses as its JSON does, one whose JSON is no object is refused; custom data holding one fails its whole batch", async () => {
 		const { engine, terminate } = await startEngineWorker({ storage: "memory" });
 		const { handle } = await engine.create({ cwd: "/p" });
 		const withFunction = { ...userMessage("hi", 1), format: () => "hi" };
 		const id = await engine.appendMessage(handle, withFunction);
 		expect(await engine.getEntry(handle, id)).toMatchObject({ message: userMessage("hi", 1) });
-		// Messages whose JSON is not an object cross as what it stands for, in a burst with others.
+		// A message whose JSON is not an object (text, or nothing for a function) is refused alone, with a
+		// TypeError, in a burst with others: no entry that no reader could use is ever written.
 		const other = await engine.create({ cwd: "/q" });
-		const burst = await Promise.all([
+		const burst = await Promise.allSettled([
 			engine.appendMessage(handle, userMessage("a", 1)),
 			engine.appendMessage(other.handle, userMessage("b", 1)),
 			engine.appendMessage(handle, { toJSON: () => "as text" } as never),
 			engine.appendMessage(handle, (() => 1) as never),
 		]);
+		expect(burst.map((outcome) => outcome.status)).toEqual(["fulfilled", "fulfilled", "rejected", "rejected"]);
+		expect(burst.slice(2).map((outcome) => outcome.status === "rejected" && outcome.reason.name)).toEqual([
+			"TypeError",
+			"TypeError",
+		]);
+		const appended = burst.slice(0, 2).map((outcome) => (outcome.status === "fulfilled" ? outcome.value : ""));
 		const entries = await Promise.all(
-			burst.map((entryId, n) => engine.getEntry(n === 1 ? other.handle : handle, entryId)),
+			appended.map((entryId, n) => engine.getEntry(n === 1 ? other.handle : handle, entryId)),
 		);
 		expect(entries.map((entry) => entry?.type === "message" && entry.message)).toEqual([
 			userMessage("a", 1),
 			userMessage("b", 1),
-			"as text",
-			undefined,
 		]);
 		// Structured clone, not JSON, carries other arguments: the batch they travel in fails together.
 		const batch = [
@@ -76,7 +81,7 @@ describe("the engine worker's life", () => {
 		];
 		const failures = await Promise.all(batch.map(rejection));
 		expect(failures.map((error) => error.name)).toEqual(["DataCloneError", "DataCloneError"]);
-		expect((await engine.getBranch(handle)).length).toBe(4);
+		expect((await engine.getBranch(handle)).length).toBe(2);
 		await terminate();
 	});
 
