@@ -40,8 +40,8 @@ import type {
 	UsageEntry,
 } from "../src/entries.ts";
 import { isSessionHeader } from "../src/entries.ts";
-import { LineSplitter, parseLine, parseSessionEntries as parseEntries } from "../src/jsonl.ts";
-import { SessionLockedError, releaseLock, type WriterLock } from "../src/lock.ts";
+import { LineSplitter, parseSessionEntries as parseEntries, parseLine } from "../src/jsonl.ts";
+import { releaseLock, SessionLockedError, type WriterLock } from "../src/lock.ts";
 import { migrateToCurrentVersion } from "../src/migrate.ts";
 import { defaultSessionDir, sessionsRoot, validateSessionId } from "../src/paths.ts";
 import { forkFromTask, type OpenOptions, SessionCore } from "../src/session.ts";
@@ -232,7 +232,11 @@ function withCwd(core: SessionCore, cwd: string): SessionCore {
 }
 
 /** The records given to `inMemory`, as a tree: with their header (migrated), or after a new one. */
-function treeOfEntries(entries: readonly FileEntry[], cwd: string, options: NewSessionOptions | undefined): SessionTree {
+function treeOfEntries(
+	entries: readonly FileEntry[],
+	cwd: string,
+	options: NewSessionOptions | undefined,
+): SessionTree {
 	const header = entries.find(isSessionHeader);
 	if (!header) {
 		const tree = SessionTree.create({ cwd, ...options });
@@ -301,7 +305,12 @@ export class SessionManager {
 	}
 
 	/** Copy another project's session, whole, into a new session for `targetCwd`. */
-	static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager {
+	static forkFrom(
+		sourcePath: string,
+		targetCwd: string,
+		sessionDir?: string,
+		options?: NewSessionOptions,
+	): SessionManager {
 		const cwd = resolvePath(targetCwd);
 		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
 		const core = run(forkFromTask(resolvePath(sourcePath), cwd, dir, { id: options?.id }));
@@ -327,7 +336,8 @@ export class SessionManager {
 	): Promise<SessionInfo[]> {
 		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
 		const filter = cwdFilterFor(cwd, sessionDir);
-		const included = (session: SessionInfo) => filter === undefined || (filter as (cwd: unknown) => boolean)(session.cwd);
+		const included = (session: SessionInfo) =>
+			filter === undefined || (filter as (cwd: unknown) => boolean)(session.cwd);
 		const progress: SessionListProgress | undefined = onProgress
 			? (loaded, total, sessions) => onProgress(loaded, total, sessions?.filter(included))
 			: undefined;
