@@ -1,13 +1,16 @@
 /**
  * Benchmark: the model context of the deepest leaf of a ~100 MB session whose ~59,000 entries are all on
- * one path, side by side with pi's `buildSessionContext` and with the floor (`JSON.parse` of every line).
- * Absolute times on shared machines are noise; the ratios are the result. Run: `npm run bench`.
+ * one path, side by side with pi 1.6.0's and pi 0.73.1's `buildSessionContext` and with the floor
+ * (`JSON.parse` of every line). Absolute times on shared machines are noise; the ratios are the result.
+ * Beside each time: the heap the call left allocated (measured before any collection), as its memory cost.
+ * Run: `npm run bench`.
  * @module
  */
 import {
 	type SessionEntry as PiSessionEntry,
-	buildSessionContext as piBuildSessionContext,
+	buildSessionContext as pi073BuildSessionContext,
 } from "@mariozechner/pi-coding-agent";
+import { buildSessionContext as pi16BuildSessionContext } from "../node_modules/pi-coding-agent-1.6/dist/core/session-manager.js";
 import { buildSessionContext, type SessionContext, type SessionEntry, SessionTree } from "../src/index.ts";
 import { generateLinearSession } from "./generate.ts";
 import { relaunchWithGc } from "./worker-support.ts";
@@ -23,18 +26,26 @@ interface Case {
 	run: () => unknown;
 }
 
-/** Samples in ms per case. Cases take turns in every round, so drift in machine load hits all of them alike. */
-function measure(cases: readonly Case[]): number[][] {
-	const samples = cases.map((): number[] => []);
+/**
+ * Samples per case: ms, and MB of heap the call left allocated. Cases take turns in every round, so drift
+ * in machine load hits all of them alike.
+ */
+function measure(cases: readonly Case[]): { ms: number[]; heapMb: number[] }[] {
+	const samples = cases.map(() => ({ ms: [] as number[], heapMb: [] as number[] }));
 	let sink: unknown;
 	for (let round = 0; round < WARMUP + SAMPLES; round++) {
 		cases.forEach((benchCase, index) => {
 			globalThis.gc?.();
 			Atomics.wait(settle, 0, 0, SETTLE_MS);
+			const heapBefore = process.memoryUsage().heapUsed;
 			const start = performance.now();
 			sink = benchCase.run();
 			const elapsed = performance.now() - start;
-			if (round >= WARMUP) samples[index]?.push(elapsed);
+			const heapAfter = process.memoryUsage().heapUsed;
+			if (round >= WARMUP) {
+				samples[index]?.ms.push(elapsed);
+				samples[index]?.heapMb.push((heapAfter - heapBefore) / 1e6);
+			}
 		});
 	}
 	// Keep the last result observable so no engine can treat the work as dead.
@@ -73,7 +84,12 @@ function main(): void {
 	const treeMs = performance.now() - start;
 	if (tree.getBranch(leafId).length !== entries.length) throw new Error("the generated session is not one path");
 
-	const reference = piBuildSessionContext(piEntries, leafId, piById);
+	// pi 1.6.0 is the contract; 0.73.1 gives the same context for what it wrote (no system messages or edits).
+	const pi16 = (withMap: boolean) =>
+		pi16BuildSessionContext(piEntries as never, leafId, withMap ? (piById as never) : undefined);
+	const pi073 = (withMap: boolean) => pi073BuildSessionContext(piEntries, leafId, withMap ? piById : undefined);
+	const reference = pi16(true) as unknown as SessionContext;
+	assertSameContext("pi 0.73.1", pi073(true) as unknown as SessionContext, reference);
 	assertSameContext("buildSessionContext with byId", buildSessionContext(entries, leafId, byId), reference);
 	assertSameContext("buildSessionContext without byId", buildSessionContext(entries, leafId), reference);
 	assertSameContext("SessionTree#buildSessionContext", tree.buildSessionContext(leafId), reference);
@@ -87,17 +103,30 @@ function main(): void {
 				return parsed;
 			},
 		},
+		{ name: "pi 1.6.0  buildSessionContext(entries, leaf, byId)", run: () => pi16(true) },
+		{ name: "pi 1.6.0  buildSessionContext(entries, leaf)", run: () => pi16(false) },
+		{ name: "pi 0.73.1 buildSessionContext(entries, leaf, byId)", run: () => pi073(true) },
+		{ name: "pi 0.73.1 buildSessionContext(entries, leaf)", run: () => pi073(false) },
 		{
-			name: "pi   buildSessionContext(entries, leaf, byId)",
-			run: () => piBuildSessionContext(piEntries, leafId, piById),
+			name: "ours      buildSessionContext(entries, leaf, byId)",
+			run: () => buildSessionContext(entries, leafId, byId),
 		},
-		{ name: "pi   buildSessionContext(entries, leaf)", run: () => piBuildSessionContext(piEntries, leafId) },
-		{ name: "ours buildSessionContext(entries, leaf, byId)", run: () => buildSessionContext(entries, leafId, byId) },
-		{ name: "ours buildSessionContext(entries, leaf)", run: () => buildSessionContext(entries, leafId) },
-		{ name: "ours SessionTree#buildSessionContext(leaf)", run: () => tree.buildSessionContext(leafId) },
+		{ name: "ours      buildSessionContext(entries, leaf)", run: () => buildSessionContext(entries, leafId) },
+		{ name: "ours      SessionTree#buildSessionContext(leaf)", run: () => tree.buildSessionContext(leafId) },
 	];
-	const medians = measure(cases).map(median);
-	const [floor = 0, piWithMap = 0, piBuildsMap = 0, oursWithMap = 0, oursBuildsMap = 0, oursTree = 0] = medians;
+	const samples = measure(cases);
+	const medians = samples.map((sample) => median(sample.ms));
+	const heaps = samples.map((sample) => median(sample.heapMb));
+	const [
+		floor = 0,
+		pi16WithMap = 0,
+		pi16BuildsMap = 0,
+		pi073WithMap = 0,
+		,
+		oursWithMap = 0,
+		oursBuildsMap = 0,
+		oursTree = 0,
+	] = medians;
 
 	const mb = (bytes: number): string => (bytes / 1e6).toFixed(2);
 	console.log(
@@ -114,16 +143,20 @@ function main(): void {
 			`model ${reference.model?.provider}/${reference.model?.modelId}; identical to pi's (checked)`,
 	);
 	console.log(`SessionTree.fromRecords (once, not in the table): ${treeMs.toFixed(1)} ms\n`);
-	console.log(`${"case".padEnd(48)}${"median ms".padStart(11)}${"÷ floor".padStart(10)}`);
+	console.log(`${"case".padEnd(52)}${"median ms".padStart(11)}${"÷ floor".padStart(10)}${"heap MB".padStart(10)}`);
 	cases.forEach((benchCase, index) => {
 		const ms = medians[index] ?? 0;
-		console.log(`${benchCase.name.padEnd(48)}${ms.toFixed(2).padStart(11)}${(ms / floor).toFixed(4).padStart(10)}`);
+		const heap = (heaps[index] ?? 0).toFixed(1).padStart(10);
+		console.log(
+			`${benchCase.name.padEnd(52)}${ms.toFixed(2).padStart(11)}${(ms / floor).toFixed(4).padStart(10)}${heap}`,
+		);
 	});
 	const speedUp = (pi: number, ours: number): string => `${(pi / ours).toFixed(1)}×`.padStart(9);
 	console.log("\nspeed-up, pi ÷ ours (medians):");
-	console.log(`  byId given                               ${speedUp(piWithMap, oursWithMap)}`);
-	console.log(`  map built inside the call                ${speedUp(piBuildsMap, oursBuildsMap)}`);
-	console.log(`  SessionTree vs pi with byId given        ${speedUp(piWithMap, oursTree)}`);
+	console.log(`  pi 1.6.0, byId given                     ${speedUp(pi16WithMap, oursWithMap)}`);
+	console.log(`  pi 1.6.0, map built inside the call      ${speedUp(pi16BuildsMap, oursBuildsMap)}`);
+	console.log(`  pi 1.6.0 with byId vs SessionTree        ${speedUp(pi16WithMap, oursTree)}`);
+	console.log(`  pi 0.73.1, byId given                    ${speedUp(pi073WithMap, oursWithMap)}`);
 }
 
 if (!relaunchWithGc()) main();
