@@ -4,14 +4,12 @@
  * and labels, deterministic for a given seed. Nothing is written to disk.
  * @module
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { FileEntry } from "../src/index.ts";
+import { CORPUS_FILES, corpusDir, requireCorpus } from "../test/support/corpus.ts";
 import { seededUint32 } from "../test/support/random.ts";
 
-/** Where the real pi sessions live (read-only). */
-export const CORPUS_DIR: string = process.env.PI_CORPUS_DIR ?? "/work/shared/corpus";
-const CORPUS_FILES = ["pi-v1-large-session.jsonl", "pi-v1-before-compaction.jsonl"];
+/** Where the real pi sessions live (read-only): `PI_CORPUS_DIR`, or `shared/corpus` beside the repository. */
+export const CORPUS_DIR: string = corpusDir();
 
 /** Record kinds whose payloads are cycled into the chain. */
 const PAYLOAD_TYPES = new Set(["message", "thinking_level_change", "model_change"]);
@@ -47,8 +45,9 @@ function hex8(value: number): string {
 function readCorpus(dir: string): { payloads: Payload[]; summaries: { summary: string; tokensBefore: number }[] } {
 	const payloads: Payload[] = [];
 	const summaries: { summary: string; tokensBefore: number }[] = [];
+	const corpus = requireCorpus(dir); // throws naming the directory when the corpus is not there
 	for (const file of CORPUS_FILES) {
-		for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
+		for (const line of corpus.readTextSync(file).split("\n")) {
 			if (line.trim() === "") continue;
 			const record = JSON.parse(line) as Payload;
 			if (PAYLOAD_TYPES.has(record.type)) payloads.push(record);

@@ -4,11 +4,12 @@
  * @module
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type IntervalHistogram, monitorEventLoopDelay } from "node:perf_hooks";
 import type { AgentMessage } from "../src/index.ts";
+import { CORPUS_FILES, requireCorpus } from "../test/support/corpus.ts";
 import { CORPUS_DIR } from "./generate.ts";
 
 /** What the sampler saw while it ran. */
@@ -132,8 +133,9 @@ export function temporaryAgentDir(prefix: string): { agentDir: string; sessionsR
 export function corpusMessages(minBytes = 150, maxBytes = 1000): { user: AgentMessage[]; assistant: AgentMessage[] } {
 	const user: AgentMessage[] = [];
 	const assistant: AgentMessage[] = [];
-	for (const file of ["pi-v1-large-session.jsonl", "pi-v1-before-compaction.jsonl"]) {
-		for (const line of readFileSync(join(CORPUS_DIR, file), "utf8").split("\n")) {
+	const corpus = requireCorpus(CORPUS_DIR); // throws naming the directory when the corpus is not there
+	for (const file of CORPUS_FILES) {
+		for (const line of corpus.readTextSync(file).split("\n")) {
 			if (line.trim() === "") continue;
 			const record = JSON.parse(line) as { type: string; message?: AgentMessage };
 			if (record.type !== "message" || !record.message) continue;

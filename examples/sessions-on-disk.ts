@@ -6,7 +6,7 @@
  * It works in a temporary agent directory unless `PI_CODING_AGENT_DIR` is set, so it never touches
  * your real `~/.pi` by accident. Prints one line per step and `ok` at the end; exits 1 on a mismatch.
  */
-import { copyFileSync, mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agentDir, createNodeStorage } from "../adapters/node.ts";
@@ -45,7 +45,7 @@ const sessionDir = defaultSessionDir(cwd, agentDir());
 // Async engine: create, append, branch, fork to a new file.
 const session = await Session.create(storage, { cwd, sessionDir, durability: "group" });
 const question = await session.appendMessage({ role: "user", content: "How do I list files?", timestamp: Date.now() });
-check("no file before the first assistant message", (await storage.stat(session.path as string)) === null);
+check("the file exists from the first user message (pi 1.6)", (await storage.stat(session.path as string)) !== null);
 const [answer] = await Promise.all([
 	session.appendMessage(assistant("Use ls.")),
 	session.appendLabelChange(question, "start"),
@@ -61,12 +61,15 @@ check(
 );
 await session.close();
 
-// Reopen, and migrate a real v1 file from the corpus (a copy; the original is kept as a backup).
+// Reopen, and migrate a v1 file as old pi versions wrote it (a copy of the generated one in test/fixtures;
+// the original is kept as a backup). It goes where pi would have put it: <ISO time>_<session id>.jsonl.
 const reopened = await Session.open(storage, firstFile);
 check("reopened with every entry", reopened.tree.size === 4 && reopened.tree.getLabel(question) === "start");
 await reopened.close();
-const v1 = join(sessionDir, "2025-12-09T00-53-29-825Z_ffae836b-9420-4060-ac13-7745215f90ff.jsonl");
-copyFileSync(new URL("../../shared/corpus/pi-v1-before-compaction.jsonl", import.meta.url), v1);
+const v1Text = readFileSync(new URL("../test/fixtures/sessions/v1-linear.jsonl", import.meta.url), "utf8");
+const v1Header = JSON.parse(v1Text.slice(0, v1Text.indexOf("\n"))) as { id: string; timestamp: string };
+const v1 = join(sessionDir, `${v1Header.timestamp.replace(/[:.]/g, "-")}_${v1Header.id}.jsonl`);
+writeFileSync(v1, v1Text);
 const migrated = await Session.open(storage, v1);
 check(
 	`migrated v1 → v3 with a backup (${migrated.tree.size} entries)`,

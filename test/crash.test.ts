@@ -354,7 +354,9 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 
 					if (!existsSync(file.path)) {
 						expect(existedBefore, `${context}: a file never disappears`).toBe(false);
-						expect(conversationAcked, `${context}: a user or assistant message was acknowledged, but no file`).toBe(false);
+						expect(conversationAcked, `${context}: a user or assistant message was acknowledged, but no file`).toBe(
+							false,
+						);
 						s.killedBeforeFile++;
 						s.acknowledgedBeforeFile += acks.length;
 						const session = await Session.open(storage, file.path, { durability: mode, create: true });

@@ -179,7 +179,11 @@ describe("labels and names", () => {
 		["trimmed", "  Refactor  ", "Refactor"],
 		["empty clears", "", undefined],
 		["spaces clear", "   ", undefined],
-		["each run of line breaks becomes one space (pi 1.6)", "Line one\n  line two\r\nthree", "Line one   line two three"],
+		[
+			"each run of line breaks becomes one space (pi 1.6)",
+			"Line one\n  line two\r\nthree",
+			"Line one   line two three",
+		],
 		["a name that is not a string is none", 42 as unknown as string, undefined],
 	])("session name: %s", (_name, input, expected) => {
 		const tree = SessionTree.create({ cwd: "/p" });

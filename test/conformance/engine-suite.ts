@@ -10,13 +10,17 @@ import {
 	type AssistantMessage,
 	type Engine,
 	EntryNotFoundError,
+	InvalidContextEditError,
 	type SessionEntry,
 	SessionFormatError,
 	SessionLockedError,
+	SessionNotFoundError,
 	SessionReadOnlyError,
 	UnknownSessionError,
 } from "../../src/index.ts";
 import type { TestApi } from "../../src/testing.ts";
+import { type FixtureName, sessionFixture } from "../fixtures/generate.ts";
+import { type Corpus, describeWithCorpus } from "../support/corpus.ts";
 import { assistantMessage, userMessage } from "../support/messages.ts";
 
 /** An engine, in-process or remote: the same type either way. */
@@ -31,8 +35,21 @@ export interface EngineFixture {
 }
 
 export interface SuiteOptions {
-	/** The bytes of a file of `shared/corpus`. */
-	corpus(name: "pi-v1-large-session.jsonl" | "pi-v1-before-compaction.jsonl"): Promise<Uint8Array>;
+	/** The bytes of a generated session file (`test/fixtures/sessions/`, made by `test/fixtures/generate.ts`). */
+	fixture(name: FixtureName): Promise<Uint8Array>;
+	/** The real pi sessions beside the repository (`test/support/corpus.ts`): migrated too when they are there. */
+	corpus: Corpus;
+	/** The framework's `describe.skip`: without the corpus, its tests are registered as skipped. */
+	describeSkip: TestApi["describe"];
+}
+
+/** What opening an old or damaged file must give. */
+interface Expected {
+	entries: number;
+	/** The role of the leaf context's first message. */
+	firstRole?: string;
+	/** How many messages the leaf context has. */
+	messages?: number;
 }
 
 const encoder = new TextEncoder();
@@ -48,8 +65,10 @@ const custom = (id: string, parentId: string | null) =>
 /** Error classes a caller may test for with `instanceof`; through the worker too. */
 const ERROR_CLASSES = {
 	EntryNotFoundError,
+	InvalidContextEditError,
 	SessionFormatError,
 	SessionLockedError,
+	SessionNotFoundError,
 	SessionReadOnlyError,
 	UnknownSessionError,
 	DOMException,
@@ -113,12 +132,13 @@ export function engineConformance(
 			const created = await engine.create({ cwd: "/p", sessionDir });
 			const h = created.handle;
 			expect(created.entryCount).toBe(0);
-			const question = await engine.appendMessage(h, user("How do I list files?"));
 			await engine.appendModelChange(h, "anthropic", "claude");
 			await engine.appendThinkingLevelChange(h, "high");
-			// No file before an assistant message: exporting it is `not-found`, not an empty download.
+			// No file before a user or assistant message (pi 1.6): exporting it is `not-found`, not an empty download.
 			const notYet = await rejection(engine.exportSessionFile(created.path as string));
 			expect(notYet !== "resolved" && [notYet.name, notYet.error.code]).toEqual(["StorageError", "not-found"]);
+			const question = await engine.appendMessage(h, user("How do I list files?"));
+			expect((await lines(engine, created.path as string)).length).toBe(4);
 			const answer = await engine.appendMessage(h, assistant("Use ls."));
 			expect((await lines(engine, created.path as string)).length).toBe(5);
 			await engine.appendCustomEntry(h, "ext", { state: [1, 2] });
@@ -245,36 +265,87 @@ export function engineConformance(
 			await engine.close(copy.handle);
 		});
 
-		for (const [file, entries] of [
-			["pi-v1-large-session.jsonl", 1018],
-			["pi-v1-before-compaction.jsonl", 1002],
-		] as const) {
-			test(`migrates the corpus file ${file} (v1 → v3) with a backup`, async ({ engine, root }) => {
-				const original = await options.corpus(file);
+		/** Import an old file and open it: migrated to v3, the original kept byte for byte as the backup. */
+		const migrates = (
+			title: string,
+			file: string,
+			bytes: () => Promise<Uint8Array>,
+			version: number,
+			expected: Expected,
+		) =>
+			test(title, async ({ engine, root }) => {
+				const original = await bytes();
 				const path = `${root}/sessions/--p--/${file}`;
 				await engine.importSessionFile(path, original);
 				const progress: number[] = [];
 				const opened = await engine.open(path, {}, (done) => progress.push(done));
 				expect(progress.at(-1)).toBe(original.length);
-				expect([opened.entryCount, opened.report.diagnostics.length]).toEqual([entries, 0]);
-				expect(opened.report.migratedFrom).toEqual({ version: 1, backupPath: `${path}.v1.bak` });
-				const backup = await engine.exportSessionFile(`${path}.v1.bak`);
+				expect([opened.entryCount, opened.report.diagnostics.length]).toEqual([expected.entries, 0]);
+				expect(opened.report.migratedFrom).toEqual({ version, backupPath: `${path}.v${version}.bak` });
+				const backup = await engine.exportSessionFile(`${path}.v${version}.bak`);
 				expect([backup.length, decoder.decode(backup) === decoder.decode(original)]).toEqual([original.length, true]);
 				const migrated = await lines(engine, path);
-				expect([migrated[0]?.version, migrated.length]).toEqual([3, entries + 1]);
+				expect([migrated[0]?.version, migrated.length]).toEqual([3, expected.entries + 1]);
 				const context = await engine.getContext(opened.handle, { limit: 1 });
-				if (file === "pi-v1-before-compaction.jsonl") {
-					expect(context.messages[0]?.role).toBe("compactionSummary");
-				} else {
-					// No compaction: every message entry (453 assistant, 373 toolResult, 88 user) is in the context.
-					expect(context.total).toBe(914);
-				}
+				if (expected.firstRole !== undefined) expect(context.messages[0]?.role).toBe(expected.firstRole);
+				if (expected.messages !== undefined) expect(context.total).toBe(expected.messages);
 				await engine.close(opened.handle);
 				const again = await engine.open(path, { readOnly: true });
 				expect(again.report.migratedFrom === undefined).toBe(true);
 				await engine.close(again.handle);
 			});
+		const facts = (name: FixtureName): Expected => {
+			const { entries, leafContext } = sessionFixture(name).facts;
+			return { entries, firstRole: leafContext.firstRole, messages: leafContext.messages };
+		};
+
+		for (const [name, version] of [
+			["v1-linear.jsonl", 1],
+			["v2-branching.jsonl", 2],
+		] as const) {
+			migrates(
+				`migrates the generated ${name} (v${version} → v3) with a backup`,
+				name,
+				() => options.fixture(name),
+				version,
+				facts(name),
+			);
 		}
+
+		for (const name of ["v3-crlf.jsonl", "v3-garbage-line.jsonl", "v3-torn-last-line.jsonl"] as const) {
+			test(`opens the damaged ${name}, reporting the lines it skips`, async ({ engine, root }) => {
+				const original = await options.fixture(name);
+				const { facts: expected } = sessionFixture(name);
+				const path = `${root}/sessions/--p--/${name}`;
+				await engine.importSessionFile(path, original);
+				const opened = await engine.open(path);
+				const found = opened.report.diagnostics.map(({ reason, line }) => ({ reason, line }));
+				expect([opened.entryCount, found]).toEqual([expected.entries, expected.diagnostics]);
+				expect((await engine.getContext(opened.handle, { limit: 1 })).total).toBe(expected.leafContext.messages);
+				// Only a torn last line is repaired (a line feed appended); otherwise the file is left as it was.
+				const torn = name === "v3-torn-last-line.jsonl";
+				expect(opened.report.repairedLastLine).toBe(torn);
+				const after = decoder.decode(await engine.exportSessionFile(path));
+				expect(after).toBe(`${decoder.decode(original)}${torn ? "\n" : ""}`);
+				await engine.close(opened.handle);
+			});
+		}
+
+		describeWithCorpus({ ...t, describeSkip: options.describeSkip }, options.corpus, "the real pi corpus", () => {
+			for (const [file, expected] of [
+				// No compaction: every message entry (453 assistant, 373 toolResult, 88 user) is in the context.
+				["pi-v1-large-session.jsonl", { entries: 1018, messages: 914 }],
+				["pi-v1-before-compaction.jsonl", { entries: 1002, firstRole: "compactionSummary" }],
+			] as const) {
+				migrates(
+					`migrates the corpus file ${file} (v1 → v3) with a backup`,
+					file,
+					() => options.corpus.read(file),
+					1,
+					expected,
+				);
+			}
+		});
 
 		test("list, listAll, findById, findMostRecent, continueRecent", async ({ engine, root }) => {
 			const agentSessions = `${root}/sessions`;
@@ -587,6 +658,73 @@ export function engineConformance(
 			expect([memory.path === undefined, (await engine.summary(memory.handle)).entryCount]).toEqual([true, 2]);
 			await engine.close(memory.handle);
 			expect(await engine.openHandles()).toEqual([]);
+		});
+
+		test("opening a path with no file is SessionNotFoundError and creates nothing; create: true starts a session there", async ({
+			engine,
+			root,
+		}) => {
+			const typo = `${root}/no-such-dir/sesion.jsonl`;
+			const missing = await rejection(engine.open(typo));
+			expect(missing !== "resolved" && [missing.classes, missing.error.path]).toEqual([["SessionNotFoundError"], typo]);
+			const noDir = await rejection(engine.exportSessionFile(`${root}/no-such-dir`)); // not even the directory
+			expect(noDir !== "resolved" && noDir.error.code).toBe("not-found");
+			const created = await engine.open(typo, { create: true });
+			await engine.appendMessage(created.handle, user("hello"));
+			expect((await lines(engine, typo)).map((line) => line.type)).toEqual(["session", "message"]);
+			await engine.close(created.handle);
+		});
+
+		test("pi 1.6's entry kinds: usage, context edits, system messages, retain-none compaction", async ({
+			engine,
+			root,
+		}) => {
+			const { handle, path } = await engine.create({ cwd: "/p", sessionDir: root });
+			await engine.appendMessage(handle, { role: "system", content: "Be brief.", timestamp: 1 });
+			const question = await engine.appendMessage(handle, user("question"));
+			const answer = await engine.appendMessage(handle, assistant("a long answer"));
+			const usage = assistant("x").usage;
+			await engine.appendUsage(handle, "cache_warm", "anthropic", "claude", usage);
+			await engine.appendContextEdit(handle, answer, { content: "short" });
+			const refused = await rejection(engine.appendContextEdit(handle, question, { content: 1 } as never));
+			expect(refused !== "resolved" && refused.name).toBe("TypeError");
+			const notEditable = await rejection(engine.appendContextEdit(handle, "aaaaaaaa", null));
+			expect(notEditable !== "resolved" && notEditable.classes).toEqual(["EntryNotFoundError"]);
+			let page = await engine.getContext(handle);
+			expect(page.messages.map((m) => [m.role, "content" in m ? m.content : undefined])).toEqual([
+				["system", "Be brief."],
+				["user", "question"],
+				["assistant", [{ type: "text", text: "short" }]],
+			]);
+			expect(page.entryIds.slice(1)).toEqual([question, answer]);
+			const compaction = await engine.appendCompaction(handle, "summary", null, 100, undefined, false, usage);
+			page = await engine.getContext(handle);
+			// Retain-none: the replayed system message, then the summary; nothing from before is kept.
+			expect(page.messages.map((m) => m.role)).toEqual(["system", "compactionSummary"]);
+			expect(page.entryIds).toEqual([compaction, compaction]);
+			const written = await lines(engine, path as string);
+			expect(written.map((line) => line.type)).toEqual([
+				"session",
+				"message",
+				"message",
+				"message",
+				"usage",
+				"context_edit",
+				"compaction",
+			]);
+			const last = written.at(-1) as { firstKeptEntryId?: string; systemMessage?: { role: string; content: string } };
+			expect([last.firstKeptEntryId, last.systemMessage?.role, last.systemMessage?.content]).toEqual([
+				compaction,
+				"system",
+				"Be brief.",
+			]);
+			await engine.close(handle);
+			const reopened = await engine.open(path as string, { readOnly: true });
+			expect((await engine.getContext(reopened.handle)).messages.map((m) => m.role)).toEqual([
+				"system",
+				"compactionSummary",
+			]);
+			await engine.close(reopened.handle);
 		});
 	});
 }

@@ -12,11 +12,13 @@ import { type EngineWorker, EngineWorkerError, startEngineWorker } from "../../a
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { Engine } from "../../src/index.ts";
 import type { TestApi } from "../../src/testing.ts";
+import { FIXTURES_DIR, type FixtureName } from "../fixtures/generate.ts";
+import { diskCorpus } from "../support/corpus.ts";
 import { assistantMessage, userMessage } from "../support/messages.ts";
 import { type AnyEngine, type EngineFixture, engineConformance } from "./engine-suite.ts";
 
-const corpus = async (name: string): Promise<Uint8Array> =>
-	new Uint8Array(readFileSync(new URL(`../../../shared/corpus/${name}`, import.meta.url)));
+const fixture = async (name: FixtureName): Promise<Uint8Array> =>
+	new Uint8Array(readFileSync(new URL(name, FIXTURES_DIR)));
 let counter = 0;
 
 async function diskRoot(): Promise<Pick<EngineFixture, "root" | "cleanup">> {
@@ -40,8 +42,16 @@ function throughWorker(
 	};
 }
 
-/** Register the suite four times: {node, memory} storage × {in-process, worker}. */
-export function runEngineConformance(t: TestApi, afterAll: (fn: () => Promise<void>) => void): void {
+/**
+ * Register the suite four times: {node, memory} storage × {in-process, worker}. `describeSkip` is the
+ * framework's `describe.skip`, for the corpus tests when the corpus is missing (`test/support/corpus.ts`).
+ */
+export function runEngineConformance(
+	t: TestApi,
+	afterAll: (fn: () => Promise<void>) => void,
+	describeSkip: TestApi["describe"],
+): void {
+	const options = { fixture, corpus: diskCorpus(), describeSkip };
 	const inProcess = async (storage: "node" | "memory"): Promise<EngineFixture> =>
 		storage === "node"
 			? {
@@ -52,10 +62,10 @@ export function runEngineConformance(t: TestApi, afterAll: (fn: () => Promise<vo
 					engine: new Engine({ storage: await createMemoryStorage(), agentDir: "/pi" }) as unknown as AnyEngine,
 					root: "/work",
 				};
-	engineConformance("node storage, in-process", () => inProcess("node"), t, { corpus });
-	engineConformance("memory storage, in-process", () => inProcess("memory"), t, { corpus });
-	engineConformance("node storage, worker", throughWorker("node", afterAll), t, { corpus });
-	engineConformance("memory storage, worker", throughWorker("memory", afterAll), t, { corpus });
+	engineConformance("node storage, in-process", () => inProcess("node"), t, options);
+	engineConformance("memory storage, in-process", () => inProcess("memory"), t, options);
+	engineConformance("node storage, worker", throughWorker("node", afterAll), t, options);
+	engineConformance("memory storage, worker", throughWorker("memory", afterAll), t, options);
 }
 
 const isNode = !("Bun" in globalThis) && !("Deno" in globalThis);
