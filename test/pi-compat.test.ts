@@ -1369,3 +1369,77 @@ describe("pi 1.6's additions answer as pi 1.6 does", () => {
 		await expect(SessionManager.listAll(dir, controller.signal)).rejects.toThrow();
 	});
 });
+
+describe("where we differ from pi 1.6.0 on purpose (README's table), side by side", () => {
+	const fixture = (name: string) => new URL(`./fixtures/sessions/${name}`, import.meta.url);
+
+	it("loadEntriesFromFile never writes: pi terminates a torn last line while it reads", () => {
+		const dir = freshDir("torn-read");
+		const [ours, theirs] = ["ours.jsonl", "pi.jsonl"].map((name) => {
+			const path = join(dir, name);
+			writeFileSync(path, readFileSync(fixture("v3-torn-last-line.jsonl")));
+			return path;
+		}) as [string, string];
+		const before = readFileSync(ours);
+		expect(facade.loadEntriesFromFile(ours)).toEqual(pi16.loadEntriesFromFile(theirs));
+		expect(readFileSync(ours).equals(before)).toBe(true);
+		expect(readFileSync(theirs).length).toBe(before.length + 1); // pi appended "\n"
+	});
+
+	it("forkFrom of a v1 file: ours migrates first; pi copies v1 entries (no ids) under a v3 header", () => {
+		const dir = freshDir("fork-v1");
+		const source = join(dir, "v1.jsonl");
+		writeFileSync(source, readFileSync(fixture("v1-linear.jsonl")));
+		const ours = SessionManager.forkFrom(source, "/target", join(dir, "ours"));
+		const theirs = pi.SessionManager.forkFrom(source, "/target", join(dir, "pi"));
+		expect(ours.getEntries().every((entry) => /^[0-9a-f]{8}$/.test(entry.id))).toBe(true);
+		expect(theirs.getEntries().some((entry) => entry.id === undefined)).toBe(true);
+		expect(ours.buildSessionContext().messages.length).toBeGreaterThan(theirs.buildSessionContext().messages.length);
+		ours.close();
+	});
+
+	it("a context edit without a replacement (a damaged file) is no edit; pi throws building the context", () => {
+		const manager = SessionManager.inMemory("/p");
+		const question = manager.appendMessage(user("question", BASE));
+		const entries = [
+			...manager.getEntries(),
+			{
+				type: "context_edit",
+				id: "e0000001",
+				parentId: question,
+				timestamp: new Date(BASE).toISOString(),
+				targetId: question,
+			},
+		] as SessionEntry[];
+		expect(facade.buildSessionContext(entries).messages).toEqual([user("question", BASE)]);
+		expect(() => pi16.buildSessionContext(entries as never)).toThrow(TypeError);
+		manager.close();
+	});
+
+	it("a session name that is not a string is no name; pi's getSessionName throws on it", () => {
+		const dir = freshDir("odd-name");
+		const path = join(dir, "named.jsonl");
+		const lines = readFileSync(fixture("v3-current.jsonl"), "utf8").trimEnd().split("\n");
+		const last = JSON.parse(lines.at(-1) as string) as { id: string };
+		lines.push(
+			JSON.stringify({
+				type: "session_info",
+				id: "n0000001",
+				parentId: last.id,
+				timestamp: "2025-01-01T00:00:00.000Z",
+				name: 42,
+			}),
+		);
+		writeFileSync(path, `${lines.join("\n")}\n`);
+		const ours = SessionManager.open(path);
+		expect(ours.getSessionName()).toBeUndefined();
+		expect(() => pi.SessionManager.open(path).getSessionName()).toThrow(TypeError);
+		ours.close();
+	});
+
+	it("session ids longer than a file name allows are refused when given; pi accepts them and fails at the write", () => {
+		const long = `a${"b".repeat(240)}`;
+		expect(() => facade.assertValidSessionId(long)).toThrow(/at most 200 characters/);
+		expect(() => pi16.assertValidSessionId(long)).not.toThrow();
+	});
+});
