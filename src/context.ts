@@ -240,7 +240,9 @@ export function projectionOfPath(path: readonly SessionEntry[]): SessionProjecti
 		(sourceEntry, index): ProjectedSessionEntry => ({
 			sourceEntry,
 			messages:
-				sourceEntry.type === "compaction" && index > 0 ? [] : projectContextEntry(sourceEntry, edits.get(sourceEntry.id)),
+				sourceEntry.type === "compaction" && index > 0
+					? []
+					: projectContextEntry(sourceEntry, edits.get(sourceEntry.id)),
 		}),
 	);
 	return { entries, messages: entries.flatMap((entry) => entry.messages), ...getSessionContextSettings(path) };

@@ -5,7 +5,10 @@
  */
 import type { FileEntry } from "./entries.ts";
 
-/** Why a line was skipped or flagged. */
+/**
+ * Why a line was skipped or flagged. `invalid-utf8` flags a line that was kept: its bytes were not UTF-8,
+ * and it was read with U+FFFD in place of each bad sequence (as pi does); every other reason skips the line.
+ */
 export type DiagnosticReason =
 	| "invalid-json"
 	| "invalid-utf8"
@@ -175,8 +178,13 @@ export function* linesOfText(content: string): Generator<Line> {
 	yield* splitter.end();
 }
 
-/** The outcome of parsing one line. */
-export type ParsedLine = { record: FileEntry; diagnostic?: undefined } | { record?: undefined; diagnostic: Diagnostic };
+/**
+ * The outcome of parsing one line: a record, a diagnostic saying why there is none, or both (a record read
+ * from bytes that were not valid UTF-8, with the diagnostic that says so).
+ */
+export type ParsedLine =
+	| { record: FileEntry; diagnostic?: Diagnostic }
+	| { record?: undefined; diagnostic: Diagnostic };
 
 function lineDiagnostic(line: Line, reason: DiagnosticReason, message: string): Diagnostic {
 	return { reason, line: line.line, byteOffset: line.byteOffset, excerpt: excerptOf(line.text), message };
@@ -184,23 +192,20 @@ function lineDiagnostic(line: Line, reason: DiagnosticReason, message: string): 
 
 /**
  * Parse one line into a record, or say why it cannot be one. Blank lines give `undefined`.
- * An unterminated last line that does not parse is reported as `torn-last-line` (a crash mid-append).
+ * An unterminated last line that does not parse is reported as `torn-last-line` (a crash mid-append; a
+ * write cut inside a multi-byte character is one too, since its text then ends in U+FFFD).
+ * A line whose bytes are not valid UTF-8 is parsed from its text with U+FFFD in place of each bad sequence,
+ * as pi reads it (Node's decoder gives the same text): the record is kept, with an `invalid-utf8` diagnostic.
  */
 export function parseLine(line: Line): ParsedLine | undefined {
 	if (line.text.trim() === "") return undefined;
-	const torn = (): ParsedLine => ({
-		diagnostic: lineDiagnostic(line, "torn-last-line", "last line is incomplete (torn write); skipped"),
-	});
-	// A write cut short may end inside a multi-byte character: that is a torn line, not bad UTF-8.
-	if (!line.validUtf8 && !line.terminated) return torn();
-	if (!line.validUtf8) {
-		return { diagnostic: lineDiagnostic(line, "invalid-utf8", "line is not valid UTF-8; skipped") };
-	}
 	let value: unknown;
 	try {
 		value = JSON.parse(line.text);
 	} catch (error) {
-		if (!line.terminated) return torn();
+		if (!line.terminated) {
+			return { diagnostic: lineDiagnostic(line, "torn-last-line", "last line is incomplete (torn write); skipped") };
+		}
 		const detail = error instanceof Error ? error.message : String(error);
 		return { diagnostic: lineDiagnostic(line, "invalid-json", `line is not valid JSON (${detail}); skipped`) };
 	}
@@ -210,7 +215,10 @@ export function parseLine(line: Line): ParsedLine | undefined {
 	if (typeof (value as { type?: unknown }).type !== "string") {
 		return { diagnostic: lineDiagnostic(line, "missing-type", 'record has no string "type"; skipped') };
 	}
-	return { record: value as FileEntry };
+	const record = value as FileEntry;
+	if (line.validUtf8) return { record };
+	const message = "line is not valid UTF-8; read with U+FFFD in place of the bad bytes and kept";
+	return { record, diagnostic: lineDiagnostic(line, "invalid-utf8", message) };
 }
 
 /** Records of a session text with a diagnostic for every skipped line. */
@@ -230,7 +238,7 @@ export function parseSessionText(content: string): ParseResult {
 	for (const line of linesOfText(content)) {
 		const parsed = parseLine(line);
 		if (parsed?.record) entries.push(parsed.record);
-		else if (parsed?.diagnostic) diagnostics.push(parsed.diagnostic);
+		if (parsed?.diagnostic) diagnostics.push(parsed.diagnostic);
 	}
 	return { entries, diagnostics };
 }

@@ -79,16 +79,20 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	const diagnostics: Diagnostic[] = [];
 	let lastByte = -1;
 
+	/** The first line skipped, to name in the error when no record follows (a file that is no session). */
+	let firstSkipped: Line | undefined;
 	const take = (line: Line): void => {
 		const parsed = parseLine(line);
 		if (!parsed) return;
-		if (records.length === 0 && !isValidHeader(parsed.record)) throw notASessionError(path, line);
+		// As pi 1.6: blank and unparsable lines before the header are skipped; the first record must be it.
+		if (records.length === 0 && parsed.record && !isValidHeader(parsed.record)) throw notASessionError(path, line);
+		if (parsed.diagnostic) diagnostics.push(parsed.diagnostic);
 		if (parsed.record) {
 			records.push(parsed.record);
 			locations.push({ line: line.line, byteOffset: line.byteOffset, excerpt: excerptOf(line.text) });
 		} else {
-			diagnostics.push(parsed.diagnostic);
 			skippedLines.push({ afterRecords: records.length, text: line.text });
+			firstSkipped ??= line;
 		}
 	};
 
@@ -104,7 +108,7 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		if (chunk.length < chunkBytes) break;
 	}
 	for (const line of splitter.end()) take(line);
-	if (records.length === 0) throw notASessionError(path, undefined);
+	if (records.length === 0) throw notASessionError(path, firstSkipped);
 
 	const migration = migrateToCurrentVersion(records);
 	return {
@@ -120,15 +124,22 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	};
 }
 
-/** Read only the header, looking at no more than `limit` bytes (1 MiB by default). */
+/**
+ * Read only the header, looking at no more than `limit` bytes (1 MiB by default). As pi 1.6, blank and
+ * unparsable lines before it are skipped; `null` when the first record is not a valid header (or there is
+ * none). `HeaderTooLongError` when no record ends within the limit: a full read can still decide.
+ */
 export function* readSessionHeader(path: string, limit: number = READ_CHUNK_BYTES): Task<SessionHeader | null> {
-	const bytes = yield* io("readRange", path, 0, limit);
-	const end = bytes.indexOf(0x0a);
-	if (end < 0 && bytes.length >= limit) throw new HeaderTooLongError(path, limit);
+	const bytes = yield* io("readRange", path, 0, limit + 1);
 	const splitter = new LineSplitter();
-	const [first] = [...splitter.push(end < 0 ? bytes : bytes.subarray(0, end + 1)), ...splitter.end()];
-	const parsed = first && parseLine(first);
-	return parsed && isValidHeader(parsed.record) ? parsed.record : null;
+	const complete = bytes.length <= limit;
+	const lines = [...splitter.push(bytes.subarray(0, limit)), ...(complete ? splitter.end() : [])];
+	for (const line of lines) {
+		const record = parseLine(line)?.record;
+		if (record) return isValidHeader(record) ? record : null;
+	}
+	if (complete) return null;
+	throw new HeaderTooLongError(path, limit);
 }
 
 /** The first line of a file is longer than header discovery reads; a full load can still open it. */

@@ -155,3 +155,23 @@ describe("context", () => {
 		expect(buildSessionContext([]).messages).toEqual([]);
 	});
 });
+
+describe("a message entry whose message is no message (a damaged file pi 1.6 opens)", () => {
+	const entry = (message: unknown, omit = false): SessionEntry =>
+		({ type: "message", id: "d", parentId: null, timestamp: "t", ...(omit ? {} : { message }) }) as SessionEntry;
+
+	it("null or missing contributes nothing and sets nothing (pi throws reading its role)", () => {
+		for (const damaged of [entry(null), entry(undefined, true)]) {
+			expect(sessionEntryToContextMessages(damaged)).toEqual([]);
+			expect(getSessionContextSettings([damaged])).toEqual({ thinkingLevel: "off", model: null });
+			expect(buildContextEntries([damaged], "d")).toEqual([damaged]);
+		}
+	});
+
+	it("a string, number, list or role-less object passes through as pi passes it", () => {
+		for (const message of ["text", 42, [{ role: "user" }], { content: "no role" }]) {
+			expect(sessionEntryToContextMessages(entry(message))).toEqual([message]);
+			expect(buildSessionContext([entry(message)], "d").messages).toEqual([message]);
+		}
+	});
+});

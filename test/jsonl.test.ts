@@ -191,3 +191,93 @@ describe("SessionFormatError", () => {
 		expect(error).toMatchObject({ name: "SessionFormatError", file: "a.jsonl", line: 1 });
 	});
 });
+
+describe("lines that are not valid UTF-8 (read as pi 1.6 reads them)", () => {
+	/** Byte sequences that are not UTF-8, each as Node's decoder (pi's `StringDecoder`) turns it into text. */
+	const sequences: [string, number[]][] = [
+		["a lone continuation byte", [0x80]],
+		["two continuation bytes", [0xbf, 0x80]],
+		["a lead byte then ASCII", [0xc3, 0x28]],
+		["a truncated 2-byte sequence", [0xc3]],
+		["a truncated 3-byte sequence", [0xe2, 0x82]],
+		["a truncated 4-byte sequence", [0xf0, 0x9f, 0x98]],
+		["a truncated 4-byte sequence then ASCII", [0xf0, 0x9f, 0x41]],
+		["an overlong 2-byte slash", [0xc0, 0xaf]],
+		["an overlong 2-byte sequence (C1)", [0xc1, 0xbf]],
+		["an overlong 3-byte slash", [0xe0, 0x80, 0xaf]],
+		["an overlong 3-byte sequence (E0 9F)", [0xe0, 0x9f, 0x80]],
+		["an overlong 4-byte slash", [0xf0, 0x80, 0x80, 0xaf]],
+		["a lone high surrogate", [0xed, 0xa0, 0x80]],
+		["a lone low surrogate", [0xed, 0xbf, 0xbf]],
+		["a surrogate pair encoded as two", [0xed, 0xa0, 0xbd, 0xed, 0xb2, 0xa9]],
+		["a code point above U+10FFFF", [0xf4, 0x90, 0x80, 0x80]],
+		["a byte F5 (never UTF-8)", [0xf5, 0x80, 0x80, 0x80]],
+		["0xFF", [0xff]],
+		["0xFE 0xFE", [0xfe, 0xfe]],
+		["a bad sequence between good ones", [0xe2, 0x82, 0xac, 0xe2, 0x28, 0xa1, 0xe2, 0x82, 0xac]],
+	];
+
+	/** What pi reads: Node's `StringDecoder` over the whole file (its chunks cut anywhere give the same text). */
+	async function nodeText(bytes: Uint8Array): Promise<string> {
+		const { StringDecoder } = await import("node:string_decoder");
+		const whole = new StringDecoder("utf8");
+		const text = whole.write(Buffer.from(bytes)) + whole.end();
+		const byteByByte = new StringDecoder("utf8");
+		let pieces = "";
+		for (const byte of bytes) pieces += byteByByte.write(Buffer.from([byte]));
+		pieces += byteByByte.end();
+		expect(pieces).toBe(text);
+		expect(Buffer.from(bytes).toString("utf8")).toBe(text);
+		return text;
+	}
+
+	it.each(sequences)("%s: the line's text is Node's, however the bytes are chunked", async (_case, bad) => {
+		const lineBytes = [...encoder.encode('{"type":"x","t":"a'), ...bad, ...encoder.encode('b"}')];
+		// In the middle of a line, and at its very end (right before the newline).
+		for (const bytes of [lineBytes, [...encoder.encode('{"type":"x"}//'), ...bad]]) {
+			const file = new Uint8Array([...bytes, 0x0a, 0x63, 0x0a]);
+			const [expected] = (await nodeText(file)).split("\n");
+			for (let at = 0; at <= file.length; at++) {
+				const [first, second] = splitAll(cut(file, [at]));
+				expect(first).toMatchObject({ text: expected, validUtf8: false, terminated: true });
+				expect(second).toMatchObject({ text: "c", validUtf8: true });
+			}
+		}
+	});
+
+	it.each(sequences)("%s: a terminated line is parsed from that text and kept, with a diagnostic", (_case, bad) => {
+		const bytes = new Uint8Array([...encoder.encode('{"type":"x","t":"a'), ...bad, ...encoder.encode('b"}\n')]);
+		const [line] = splitAll([bytes]);
+		const parsed = parseLine(line as Line);
+		expect(parsed?.record).toEqual({ type: "x", t: Buffer.from([0x61, ...bad, 0x62]).toString("utf8") });
+		expect(parsed?.diagnostic).toMatchObject({ reason: "invalid-utf8", line: 1, byteOffset: 0 });
+		expect(parsed?.diagnostic?.message).toMatch(/U\+FFFD.*kept/);
+	});
+
+	it("a file read in chunks keeps such a record in its place, reported once", () => {
+		const header = '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}';
+		const bytes = new Uint8Array([
+			...encoder.encode(`${header}\n{"type":"custom","id":"a","parentId":null,"t":"`),
+			0xff,
+			...encoder.encode('"}\n{"type":"custom","id":"b","parentId":"a"}\n'),
+		]);
+		const parsed = splitAll(cut(bytes, [header.length + 20, header.length + 47])).map(parseLine);
+		expect(parsed.map((p) => p?.record?.id)).toEqual(["s", "a", "b"]);
+		expect(parsed.map((p) => p?.diagnostic?.reason)).toEqual([undefined, "invalid-utf8", undefined]);
+	});
+
+	it("a line that still is no record is skipped for that reason; a torn last line stays torn", () => {
+		const bad = (text: string, terminated: boolean) => {
+			const [before, after] = text.split("@") as [string, string];
+			const bytes = new Uint8Array([...encoder.encode(before), 0xe2, 0x82, ...encoder.encode(after)]);
+			const [line] = splitAll([terminated ? new Uint8Array([...bytes, 0x0a]) : bytes]);
+			return parseLine(line as Line)?.diagnostic?.reason;
+		};
+		expect(bad('{"type":"x","t":"@', true)).toBe("invalid-json"); // a torn line terminated by a later repair
+		expect(bad('{"type":"x","t":"@', false)).toBe("torn-last-line"); // cut inside a character
+		expect(bad('["@"]', true)).toBe("not-an-object");
+		expect(bad('{"t":"@"}', true)).toBe("missing-type");
+		// An unterminated last line that is whole is kept, bad bytes and all (pi keeps it too).
+		expect(bad('{"type":"x","t":"@"}', false)).toBe("invalid-utf8");
+	});
+});

@@ -1,10 +1,13 @@
 /**
- * Differential tests against pi 0.73.1: the corpus files and many generated trees must give the same
- * tree shape and the same context for every leaf. Deliberate differences are named where they are undone:
+ * Old files and pi 0.73.1. The generated session files of every version (and the real corpus files, when
+ * they are there: test/support/corpus.ts) must migrate to the same records and give the same tree and the
+ * same context for every leaf as when pi 1.6.0 reads them, and as when pi 0.73.1 does; many trees of what
+ * 0.73.1 wrote must agree with 0.73.1 too (pi 1.6.0's own trees: pi16-differential.test.ts). What 0.73.1
+ * does differently from us and 1.6.0 is named where it is undone:
  * - `content: null` from old files becomes `[]` in our context (pi passes `null` on);
  * - `branch_summary.fromId` is the leaf being left in ours (DESIGN.md); pi 0.73.1 stores the branch target.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -15,15 +18,18 @@ import {
 	type FileEntry,
 	migrateToCurrentVersion,
 	parseSessionText,
+	type SessionContext,
 	type SessionEntry,
 	SessionTree,
 	type SessionTreeNode,
 } from "../src/index.ts";
+import { FIXTURES_DIR, type FixtureFacts, sessionFixtures } from "./fixtures/generate.ts";
+import { CORPUS_FILES, describeWithCorpus, diskCorpus } from "./support/corpus.ts";
 import { applyOps, opsArbitrary } from "./support/ops.ts";
 import { pi, piContextAsOurs } from "./support/pi.ts";
+import { pi16 } from "./support/pi16.ts";
 
-const corpusDir = new URL("../../shared/corpus/", import.meta.url);
-const corpusFiles = ["pi-v1-large-session.jsonl", "pi-v1-before-compaction.jsonl"];
+const corpus = diskCorpus();
 const scratch = mkdtempSync(join(tmpdir(), "pi-diff-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -40,59 +46,114 @@ function shape(nodes: SessionTreeNode[], map: (id: string) => string = (id) => i
 	return nodes.map((node) => ({ id: map(node.entry.id), label: node.label, children: shape(node.children, map) }));
 }
 
-describe("corpus files: our migration and context equal pi's", () => {
-	for (const file of corpusFiles) {
-		it(file, () => {
-			const copy = join(scratch, file);
-			copyFileSync(new URL(file, corpusDir), copy);
-			const piSession = pi.SessionManager.open(copy, scratch); // migrates and rewrites the copy
-			const piEntries = piSession.getEntries() as unknown as SessionEntry[];
+/** What a file must give besides agreeing with pi: its version and the lines to skip. */
+type Expected = Pick<FixtureFacts, "version" | "diagnostics">;
 
-			const parsed = parseSessionText(readFileSync(new URL(file, corpusDir), "utf8"));
-			expect(parsed.diagnostics).toEqual([]);
-			const migration = migrateToCurrentVersion(parsed.entries);
-			expect(migration).toMatchObject({ changed: true, fromVersion: 1, warnings: [] });
-			const ours = SessionTree.fromRecords(migration.entries);
-			expect(ours.diagnostics).toEqual([]);
-			const ourEntries = ours.getEntries();
+/** A pi that reads old files: the one people run (1.6.0, the contract) and the one that wrote many of them. */
+interface Oracle {
+	version: string;
+	open(path: string, sessionDir: string): { getEntries(): unknown[]; getHeader(): unknown; getTree(): unknown[] };
+	context(entries: SessionEntry[], leafId: string, byId: Map<string, SessionEntry>): SessionContext;
+}
+const ORACLES: readonly Oracle[] = [
+	{
+		version: "1.6.0",
+		open: (path, sessionDir) => pi16.SessionManager.open(path, sessionDir),
+		context: (entries, leafId, byId) => pi16.buildSessionContext(entries, leafId, byId),
+	},
+	{
+		version: "0.73.1",
+		open: (path, sessionDir) => pi.SessionManager.open(path, sessionDir),
+		context: (entries, leafId, byId) => piContextAsOurs(pi.buildSessionContext(entries, leafId, byId)),
+	},
+];
 
-			// Same records in the same order; ids are random on both sides, so pair them by position.
-			expect(ourEntries.length).toBe(piEntries.length);
-			const toOurs = new Map(piEntries.map((entry, index) => [entry.id, ourEntries[index]?.id as string]));
-			const translate = (id: string) => toOurs.get(id) ?? `unknown:${id}`;
-			expect(piEntries.map((entry) => mapIds(entry, translate))).toEqual(ourEntries);
-			expect(ours.getHeader()).toEqual(piSession.getHeader());
-			expect(shape(ours.getTree())).toEqual(shape(piSession.getTree() as SessionTreeNode[], translate));
+/** Open `text` (saved as `name`) with pi and with ours: same records, tree, bytes and context for every leaf. */
+function agreesWithPi(name: string, text: string, expected: Expected, oracle: Oracle): void {
+	const copy = join(scratch, `pi-${oracle.version}-${name}`);
+	writeFileSync(copy, text);
+	const piSession = oracle.open(copy, scratch); // migrates and rewrites the copy
+	const piEntries = piSession.getEntries() as unknown as SessionEntry[];
 
-			// Bytes: pi's rewritten file and our encoding differ only in ids.
-			const ourText = [ours.getHeader(), ...ourEntries].map((entry) => encodeEntry(entry as FileEntry)).join("");
-			const piText = [piSession.getHeader(), ...piEntries.map((entry) => mapIds(entry, translate))]
-				.map((entry) => encodeEntry(entry as FileEntry))
-				.join("");
-			expect(ourText).toBe(piText);
-			expect(readFileSync(copy, "utf8").split("\n").length).toBe(ourText.split("\n").length);
+	const parsed = parseSessionText(text);
+	expect(parsed.diagnostics.map(({ reason, line }) => ({ reason, line }))).toEqual(expected.diagnostics);
+	const migration = migrateToCurrentVersion(parsed.entries);
+	expect(migration).toMatchObject({ changed: expected.version < 3, fromVersion: expected.version, warnings: [] });
+	const ours = SessionTree.fromRecords(migration.entries);
+	expect(ours.diagnostics).toEqual([]);
+	const ourEntries = ours.getEntries();
 
-			// Context for every leaf, computed by pi from pi's entries and by us from ours.
-			const piById = new Map(piEntries.map((entry) => [entry.id, entry]));
-			for (const piEntry of piEntries) {
-				const expected = piContextAsOurs(pi.buildSessionContext(piEntries, piEntry.id, piById));
-				expect(ours.buildSessionContext(translate(piEntry.id))).toEqual(expected);
-			}
-		});
+	// Same records in the same order; migrated ids are random on both sides, so pair them by position.
+	expect(ourEntries.length).toBe(piEntries.length);
+	const toOurs = new Map(piEntries.map((entry, index) => [entry.id, ourEntries[index]?.id as string]));
+	const translate = (id: string) => toOurs.get(id) ?? `unknown:${id}`;
+	expect(piEntries.map((entry) => mapIds(entry, translate))).toEqual(ourEntries);
+	expect(ours.getHeader()).toEqual(piSession.getHeader());
+	expect(shape(ours.getTree())).toEqual(shape(piSession.getTree() as SessionTreeNode[], translate));
+
+	// Bytes: pi's rewritten file and our encoding differ only in ids.
+	const ourText = [ours.getHeader(), ...ourEntries].map((entry) => encodeEntry(entry as FileEntry)).join("");
+	const piText = [piSession.getHeader(), ...piEntries.map((entry) => mapIds(entry, translate))]
+		.map((entry) => encodeEntry(entry as FileEntry))
+		.join("");
+	expect(ourText).toBe(piText);
+	if (expected.version < 3) expect(readFileSync(copy, "utf8").split("\n").length).toBe(ourText.split("\n").length);
+	// A clean current file is written back byte for byte as pi wrote it.
+	else if (expected.diagnostics.length === 0 && !text.includes("\r")) expect(ourText).toBe(text);
+
+	// Context for every leaf, computed by pi from pi's entries and by us from ours.
+	const piById = new Map(piEntries.map((entry) => [entry.id, entry]));
+	for (const piEntry of piEntries) {
+		const expectedContext = oracle.context(piEntries, piEntry.id, piById);
+		expect(ours.buildSessionContext(translate(piEntry.id))).toEqual(expectedContext);
+	}
+}
+
+/** The record index (header = 0) of each migrated compaction's first kept entry. */
+function firstKeptIndices(text: string): number[] {
+	const { entries } = migrateToCurrentVersion(parseSessionText(text).entries);
+	const ids = entries.map((entry) => entry.id);
+	return entries
+		.filter((entry) => entry.type === "compaction")
+		.map((entry) => ids.indexOf((entry as { firstKeptEntryId: string }).firstKeptEntryId));
+}
+
+describe("generated session files: our migration and context equal pi's", () => {
+	for (const oracle of ORACLES) {
+		for (const { name, facts } of sessionFixtures()) {
+			it(`${name} (v${facts.version}), read by pi ${oracle.version}`, () => {
+				agreesWithPi(name, readFileSync(new URL(name, FIXTURES_DIR), "utf8"), facts, oracle);
+			});
+		}
 	}
 
 	it("keeps v1 compactions' first kept entry where pi puts it", () => {
-		const text = readFileSync(new URL("pi-v1-before-compaction.jsonl", corpusDir), "utf8");
-		const { entries } = migrateToCurrentVersion(parseSessionText(text).entries);
-		const compactions = entries.filter((entry) => entry.type === "compaction");
-		expect(compactions).toHaveLength(2);
-		// v1 indices count the header as record 0: index 293 is the 293rd entry after it.
-		const ids = entries.map((entry) => entry.id);
-		expect(compactions.map((entry) => ids.indexOf((entry as { firstKeptEntryId: string }).firstKeptEntryId))).toEqual([
-			293, 551,
-		]);
+		const v1 = sessionFixtures().find((fixture) => fixture.facts.version === 1);
+		const text = readFileSync(new URL(v1?.name as string, FIXTURES_DIR), "utf8");
+		// v1 indices count the header as record 0, and so do the migrated records.
+		expect(firstKeptIndices(text)).toEqual(v1?.facts.firstKeptEntryIndices);
 	});
 });
+
+describeWithCorpus(
+	{ describe, it, describeSkip: describe.skip },
+	corpus,
+	"corpus files: our migration and context equal pi's",
+	() => {
+		for (const oracle of ORACLES) {
+			for (const file of CORPUS_FILES) {
+				it(`${file}, read by pi ${oracle.version}`, () => {
+					agreesWithPi(file, corpus.readTextSync(file), { version: 1, diagnostics: [] }, oracle);
+				});
+			}
+		}
+
+		it("keeps v1 compactions' first kept entry where pi puts it", () => {
+			// Index 293 is the 293rd entry after the header.
+			expect(firstKeptIndices(corpus.readTextSync("pi-v1-before-compaction.jsonl"))).toEqual([293, 551]);
+		});
+	},
+);
 
 describe("generated trees: same operations, same results as pi", () => {
 	it("context for every leaf equals pi's buildSessionContext on the same entries", () => {

@@ -25,8 +25,11 @@ import {
 	type Storage,
 	StorageError,
 } from "../src/index.ts";
+import { FIXTURES_DIR } from "./fixtures/generate.ts";
+import { describeWithCorpus, diskCorpus } from "./support/corpus.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 
+const corpus = diskCorpus();
 const temporary: string[] = [];
 afterAll(() => {
 	for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
@@ -87,17 +90,17 @@ function recording(storage: Storage): { storage: Storage; writes: { op: string; 
 }
 
 describe.each(adapters)("sessions on %s storage", (_name, setup) => {
-	it("creates no file until the first assistant message, then writes everything with one exclusive create", async () => {
+	it("creates no file until the first user or assistant message (pi 1.6), then writes everything with one exclusive create", async () => {
 		const { storage: base, root } = await setup();
 		const { storage, writes } = recording(base);
 		const session = await Session.create(storage, { cwd: "/p", sessionDir: `${root}/s` });
 		expect(session.path).toMatch(/\/s\/\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f-]{36}\.jsonl$/);
 		await session.appendModelChange("anthropic", "claude");
-		await session.appendMessage(user("hi"));
+		await session.appendMessage({ role: "system", content: "You are terse.", timestamp: 1 });
 		expect(await storage.stat(session.path as string)).toBeNull();
-		await session.appendMessage(assistant("hello"));
+		await session.appendMessage(user("hi"));
 		expect(writes.map((w) => w.op)).toEqual(["createExclusive"]);
-		await session.appendMessage(user("more"));
+		await session.appendMessage(assistant("hello"));
 		expect(writes.map((w) => w.op)).toEqual(["createExclusive", "append"]);
 		const lines = (await readText(storage, session.path as string)).split("\n");
 		expect(lines.map((l) => (l ? JSON.parse(l).type : ""))).toEqual([
@@ -135,9 +138,9 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		await reopened.close();
 	});
 
-	it("migrates a v1 file atomically and keeps the original as a backup", async () => {
+	/** Migrate a v1 file's bytes: atomically, the original kept as a backup, idempotent. */
+	const migratesV1 = async (original: Buffer) => {
 		const { storage, root } = await setup();
-		const original = readFileSync(new URL("../../shared/corpus/pi-v1-large-session.jsonl", import.meta.url));
 		const path = `${root}/v1.jsonl`;
 		await write(storage, path, original);
 		const session = await Session.open(storage, path);
@@ -157,6 +160,16 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		expect(again.report.migratedFrom).toBeUndefined();
 		expect(again.tree.getEntries()).toEqual(session.tree.getEntries());
 		await again.close();
+	};
+
+	it("migrates a v1 file atomically and keeps the original as a backup", async () => {
+		await migratesV1(readFileSync(new URL("v1-linear.jsonl", FIXTURES_DIR)));
+	});
+
+	describeWithCorpus({ describe, it, describeSkip: describe.skip }, corpus, "the real pi corpus", () => {
+		it("migrates its large v1 file atomically and keeps the original as a backup", async () => {
+			await migratesV1(Buffer.from(corpus.readSync("pi-v1-large-session.jsonl")));
+		});
 	});
 
 	it("keeps skipped lines in a migration rewrite, and never overwrites an earlier backup", async () => {
@@ -239,7 +252,7 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		};
 		await expect(Session.create(storage, { cwd: "/p", sessionDir: root })).rejects.toBeInstanceOf(StorageError);
 		expect(await base.list(root)).toEqual([]);
-		const session = await Session.open(storage, path);
+		const session = await Session.open(storage, path, { create: true });
 		await session.close();
 	});
 
@@ -308,11 +321,11 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		await session.close();
 	});
 
-	it("reports invalid UTF-8 lines", async () => {
+	it("reports invalid UTF-8 lines (read with U+FFFD and kept, as pi 1.6 reads them)", async () => {
 		const { storage, root } = await setup();
 		const path = `${root}/utf8.jsonl`;
 		const bytes = new Uint8Array([
-			...encoder.encode(`${header()}\n{"type":"custom","x":"`),
+			...encoder.encode(`${header()}\n{"type":"custom","id":"aaaaaaaa","parentId":null,"x":"`),
 			0xff,
 			0xfe,
 			...encoder.encode('"}\n'),
@@ -320,6 +333,7 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		await write(storage, path, bytes);
 		const session = await Session.open(storage, path);
 		expect(session.report.diagnostics.map((d) => [d.reason, d.line])).toEqual([["invalid-utf8", 2]]);
+		expect(session.tree.getEntry("aaaaaaaa")).toMatchObject({ x: "\uFFFD\uFFFD" });
 		await session.close();
 	});
 
@@ -361,6 +375,24 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		expect([session.tree.getSessionId(), session.tree.size]).toEqual(["big", 1]);
 		await session.close();
 		expect(await runTask(findMostRecentSession(root), storage)).toBe(path);
+	});
+
+	it("blank and unparsable lines before the header are skipped, by discovery and by opening (as pi 1.6)", async () => {
+		const { storage, root } = await setup();
+		const path = `${root}/garbage-first.jsonl`;
+		await write(storage, path, `\nnot json\n{"type":"sess\n${header("late")}\n${custom("aaaaaaaa", null)}\n`);
+		expect(await runTask(readSessionHeader(path), storage)).toMatchObject({ id: "late" });
+		const session = await Session.open(storage, path, { readOnly: true });
+		expect([session.tree.getSessionId(), session.tree.size]).toEqual(["late", 1]);
+		expect(session.report.diagnostics.map((d) => [d.line, d.reason])).toEqual([
+			[2, "invalid-json"],
+			[3, "invalid-json"],
+		]);
+		// A first record that is not a header is no session, for both.
+		const foreign = `${root}/foreign-first.jsonl`;
+		await write(storage, foreign, `not json\n${custom("aaaaaaaa", null)}\n${header("x")}\n`);
+		expect(await runTask(readSessionHeader(foreign), storage)).toBeNull();
+		await expect(Session.open(storage, foreign, { readOnly: true })).rejects.toBeInstanceOf(SessionFormatError);
 	});
 
 	it("one writer per file: a second writer gets SessionLockedError, a reader may open read-only", async () => {
@@ -701,3 +733,133 @@ it("on disk, a migrated file keeps its permissions (a private session stays priv
 		rmSync(dir, { recursive: true, force: true });
 	}
 });
+
+// pi 1.6 opens these files, so we must; and we never write a message entry pi could not read back. (The
+// same damaged files are compared with pi 1.6's own reading, leaf by leaf, in test/pi16-differential.test.ts.)
+describe.each(adapters)(
+	"damaged entries pi 1.6 opens, and messages we refuse to write, on %s storage",
+	(_name, setup) => {
+		const entry = (id: string, parentId: string | null, fields: Record<string, unknown>) =>
+			JSON.stringify({ type: "message", id, parentId, timestamp: "2025-01-01T00:00:01.000Z", ...fields });
+		const around = (damaged: string) =>
+			`${header()}\n${entry("aaaaaaaa", null, { message: user("first") })}\n${damaged}\n${entry("cccccccc", "bbbbbbbb", { message: user("after") })}\n`;
+		const info = (name: unknown) =>
+			JSON.stringify({ type: "session_info", id: "bbbbbbbb", parentId: "aaaaaaaa", timestamp: "t", name });
+
+		it.each([
+			["a session_info whose name is a number", info(5), 2],
+			["a session_info whose name is an object", info({ text: "x" }), 2],
+			["a session_info whose name is null", info(null), 2],
+			["a message entry whose message is null", entry("bbbbbbbb", "aaaaaaaa", { message: null }), 2],
+			["a message entry without a message", entry("bbbbbbbb", "aaaaaaaa", {}), 2],
+			["a message entry whose message is a string", entry("bbbbbbbb", "aaaaaaaa", { message: "text" }), 3],
+			["a message entry whose message is a number", entry("bbbbbbbb", "aaaaaaaa", { message: 7 }), 3],
+		])("opens a file with %s: the rest stays on its chain and in the context", async (_case, damaged, messages) => {
+			const { storage, root } = await setup();
+			const path = `${root}/damaged.jsonl`;
+			const content = around(damaged);
+			await write(storage, path, content);
+			const session = await Session.open(storage, path);
+			await session.close();
+			expect(session.report.diagnostics).toEqual([]);
+			expect(session.tree.getBranch().map((e) => e.id)).toEqual(["aaaaaaaa", "bbbbbbbb", "cccccccc"]);
+			expect(session.tree.getSessionName()).toBeUndefined();
+			// The broken entry contributes what pi gives for it (a string or number passes through), or nothing
+			// where pi throws (no message at all).
+			expect(session.tree.buildSessionContext().messages).toHaveLength(messages);
+			expect(session.tree.buildSessionContext().messages.at(-1)).toEqual(user("after"));
+			expect(await readText(storage, path)).toBe(content);
+		});
+
+		it("opens a file with bad UTF-8 bytes inside a message: read with U+FFFD, kept, reported; the rest follows", async () => {
+			const { storage, root } = await setup();
+			const path = `${root}/utf8-message.jsonl`;
+			const [before, after] = entry("bbbbbbbb", "aaaaaaaa", { message: user("@") }).split("@") as [string, string];
+			const bytes = new Uint8Array([
+				...encoder.encode(`${header()}\n${entry("aaaaaaaa", null, { message: user("first") })}\n${before}`),
+				0xe2,
+				0x28,
+				0xa1,
+				...encoder.encode(`${after}\n${entry("cccccccc", "bbbbbbbb", { message: user("after") })}\n`),
+			]);
+			await write(storage, path, bytes);
+			const session = await Session.open(storage, path);
+			await session.close();
+			expect(session.report.diagnostics.map((d) => [d.reason, d.line, d.byteOffset])).toEqual([
+				["invalid-utf8", 3, header().length + 1 + entry("aaaaaaaa", null, { message: user("first") }).length + 1],
+			]);
+			expect(session.tree.getBranch().map((e) => e.id)).toEqual(["aaaaaaaa", "bbbbbbbb", "cccccccc"]);
+			expect(session.tree.buildSessionContext().messages.map((m) => (m as { content: string }).content)).toEqual([
+				"first",
+				"\uFFFD(\uFFFD",
+				"after",
+			]);
+			const stored = await storage.readRange(path, 0, bytes.length + 1);
+			expect(stored).toEqual(bytes); // the file is left as it was
+		});
+
+		const notObjects: [string, unknown][] = [
+			["null", null],
+			["undefined", undefined],
+			["a string", "hi"],
+			["a number", 5],
+			["an array", [user("x")]],
+			["true", true],
+			["an object written as null (its toJSON)", { role: "user", toJSON: () => null }],
+		];
+
+		it("Session.appendMessage refuses a message that is not an object, before and after the file exists; nothing is written", async () => {
+			const { storage, root } = await setup();
+			const session = await Session.create(storage, { cwd: "/p", sessionDir: `${root}/refused` });
+			const path = session.path as string;
+			for (const [what, message] of notObjects) {
+				await expect(session.appendMessage(message as never), what).rejects.toBeInstanceOf(TypeError);
+			}
+			expect(() => session.changeEncodedMessage("user", encoder.encode("null"))).toThrow(TypeError);
+			expect(() => session.changeEncodedMessage("user", encoder.encode('"hi"'))).toThrow(TypeError);
+			await session.flush();
+			expect(session.tree.size).toBe(0);
+			expect(await storage.stat(path)).toBeNull();
+
+			await session.appendMessage(user("hi"));
+			const written = await readText(storage, path);
+			for (const [what, message] of notObjects) {
+				await expect(session.appendMessage(message as never), what).rejects.toBeInstanceOf(TypeError);
+			}
+			await session.appendMessage(assistant("still fine"));
+			await session.close();
+			expect(session.tree.getEntries().map((e) => e.type)).toEqual(["message", "message"]);
+			const lines = (await readText(storage, path)).split("\n");
+			expect(lines.slice(0, 2).join("\n")).toBe(written.trimEnd());
+			expect(lines.map((l) => (l ? JSON.parse(l).message?.role : ""))).toEqual([undefined, "user", "assistant", ""]);
+		});
+
+		it("the engine refuses it too, called directly or in a batch (plain or as encoded bytes); nothing is written", async () => {
+			const { Engine, isBatchFailure } = await import("../src/index.ts");
+			const { storage, root } = await setup();
+			const engine = new Engine({ storage, agentDir: `${root}/agent` });
+			const { handle, path } = await engine.create({ cwd: "/p" });
+			for (const [what, message] of notObjects) {
+				await expect(engine.appendMessage(handle, message as never), what).rejects.toBeInstanceOf(TypeError);
+			}
+			expect(await storage.stat(path as string)).toBeNull();
+			await engine.appendMessage(handle, user("hi"));
+			const written = await readText(storage, path as string);
+
+			const encoded = encoder.encode('null"hi"5[]');
+			const results = await engine.runBatch(
+				[
+					...notObjects.map(([, message]) => ({ method: "appendMessage", args: [handle, message] })),
+					{ method: "appendEncodedMessages", args: [handle, 0, [4, 8, 9, 11], ["user", "user", "user", "user"]] },
+				],
+				encoded,
+			);
+			expect(results).toHaveLength(notObjects.length + 4);
+			expect(results.every((result) => isBatchFailure(result))).toBe(true);
+			await engine.flush(handle);
+			expect(await readText(storage, path as string)).toBe(written);
+			expect(await engine.getBranch(handle)).toHaveLength(1);
+			await engine.close(handle);
+		});
+	},
+);
