@@ -130,7 +130,8 @@ function resolvePath(path: string): string {
 
 /** pi's rule for a custom session directory: only the sessions of `cwd` are found there. */
 function cwdFilterFor(cwd: string, sessionDir: string | undefined): CwdFilter | undefined {
-	if (sessionDir === undefined || resolvePath(sessionDir) === defaultSessionDir(resolvePath(cwd), agentDir())) {
+	const defaultDir = defaultSessionDir(resolvePath(cwd), resolvePath(agentDir()));
+	if (!sessionDir || resolvePath(sessionDir) === defaultDir) {
 		return undefined;
 	}
 	const wanted = resolvePath(cwd);
@@ -266,7 +267,7 @@ export class SessionManager {
 	/** A new session in `sessionDir` (default: pi's directory for `cwd`). */
 	static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager {
 		const resolvedCwd = resolvePath(cwd);
-		const dir = sessionDir === undefined ? getDefaultSessionDir(resolvedCwd) : resolvePath(sessionDir);
+		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(resolvedCwd);
 		return new SessionManager(run(SessionCore.create({ ...options, cwd: resolvedCwd, sessionDir: dir })), true);
 	}
 
@@ -277,14 +278,15 @@ export class SessionManager {
 
 	static #openCore(path: string, sessionDir?: string, cwdOverride?: string): SessionCore {
 		// As pi: a new or empty file gets this process's working directory, and so does a header without one.
-		const cwd = cwdOverride ?? (statSync(path, { throwIfNoEntry: false })?.size ? undefined : process.cwd());
-		const core = openCore(path, { sessionDir: sessionDir && resolvePath(sessionDir), cwd });
+		const newOrEmpty = !statSync(path, { throwIfNoEntry: false })?.size;
+		const cwd = cwdOverride !== undefined ? resolvePath(cwdOverride) : newOrEmpty ? process.cwd() : undefined;
+		const core = openCore(path, { sessionDir: sessionDir ? resolvePath(sessionDir) : undefined, cwd });
 		return withCwd(core, typeof core.cwd === "string" && core.cwd !== "" ? core.cwd : process.cwd());
 	}
 
 	/** Continue the most recent session in the directory, or start a new one. */
 	static continueRecent(cwd: string, sessionDir?: string): SessionManager {
-		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
+		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(cwd);
 		const mostRecent = runTaskSync(findMostRecentTask(dir, cwdFilterFor(cwd, sessionDir)), storage);
 		return mostRecent
 			? new SessionManager(SessionManager.#openCore(mostRecent, dir, cwd), true)
@@ -312,14 +314,14 @@ export class SessionManager {
 		options?: NewSessionOptions,
 	): SessionManager {
 		const cwd = resolvePath(targetCwd);
-		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
+		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(cwd);
 		const core = run(forkFromTask(resolvePath(sourcePath), cwd, dir, { id: options?.id }));
 		return new SessionManager(withCwd(core, cwd), true);
 	}
 
 	/** The file of the session with this id in `sessionDir` (default: pi's directory for `cwd`); headers only are read. */
 	static findById(cwd: string, id: string, sessionDir?: string): string | undefined {
-		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
+		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(cwd);
 		try {
 			return runTaskSync(findByHeaderId(dir, id, cwdFilterFor(cwd, sessionDir)), storage) ?? undefined;
 		} catch {
@@ -334,7 +336,7 @@ export class SessionManager {
 		onProgress?: SessionListProgress,
 		signal?: AbortSignal,
 	): Promise<SessionInfo[]> {
-		const dir = sessionDir === undefined ? getDefaultSessionDir(cwd) : resolvePath(sessionDir);
+		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(cwd);
 		const filter = cwdFilterFor(cwd, sessionDir);
 		const included = (session: SessionInfo) =>
 			filter === undefined || (filter as (cwd: unknown) => boolean)(session.cwd);
@@ -350,7 +352,10 @@ export class SessionManager {
 		onProgressOrSignal?: SessionListProgress | AbortSignal,
 		signal?: AbortSignal,
 	): Promise<SessionInfo[]> {
-		const dir = typeof sessionDirOrOnProgress === "string" ? resolvePath(sessionDirOrOnProgress) : undefined;
+		const dir =
+			typeof sessionDirOrOnProgress === "string" && sessionDirOrOnProgress
+				? resolvePath(sessionDirOrOnProgress)
+				: undefined;
 		const onProgress =
 			typeof sessionDirOrOnProgress === "function"
 				? sessionDirOrOnProgress
@@ -424,8 +429,14 @@ export class SessionManager {
 
 	// Appending -------------------------------------------------------------------------------------
 
+	/** Write the entry just appended; if that fails, take it back out (as pi does) and throw. */
 	#appended(id: string): string {
-		runTaskSync(this.#core.persist(this.#core.tree.size, false), storage);
+		try {
+			runTaskSync(this.#core.persist(this.#core.tree.size, false), storage);
+		} catch (error) {
+			this.#core.retractLastAppend();
+			throw error;
+		}
 		return id;
 	}
 	#tree() {
@@ -541,7 +552,10 @@ export class SessionManager {
 		this.#core.tree.resetLeaf();
 	}
 
-	/** Continue in a new file holding only the root → `leafId` path; returns its path (undefined in memory). */
+	/**
+	 * Continue in a new file holding only the root → `leafId` path; returns its path (undefined in memory).
+	 * If the new file cannot be written, this manager stays in the session it was in.
+	 */
 	createBranchedSession(leafId: string): string | undefined {
 		const previous = this.#core;
 		previous.assertWritable();

@@ -229,8 +229,12 @@ export async function listAllSessions(
 	sessionsRoot: string,
 	options: ListOptions = {},
 ): Promise<SessionInfo[]> {
-	const dirs = (await storage.list(sessionsRoot)).filter((e) => e.isDirectory);
 	const files: string[] = [];
-	for (const dir of dirs) files.push(...(await runTask(jsonlFiles(joinPath(sessionsRoot, dir.name)), storage)));
+	for (const entry of await storage.list(sessionsRoot)) {
+		const dir = joinPath(sessionsRoot, entry.name);
+		// A project directory may be a symbolic link to one (as pi 1.6 accepts): `stat` follows it.
+		const isDirectory = entry.isDirectory || (!entry.isFile && (await storage.stat(dir))?.isDirectory === true);
+		if (isDirectory) files.push(...(await runTask(jsonlFiles(dir), storage)));
+	}
 	return listFiles(storage, files, options);
 }

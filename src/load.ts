@@ -5,7 +5,15 @@
  * @module
  */
 import { type FileEntry, isSessionHeader, type SessionHeader } from "./entries.ts";
-import { type Diagnostic, excerptOf, type Line, LineSplitter, parseLine, SessionFormatError } from "./jsonl.ts";
+import {
+	type Diagnostic,
+	excerptOf,
+	type Line,
+	LineSplitter,
+	type ParsedLine,
+	parseLine,
+	SessionFormatError,
+} from "./jsonl.ts";
 import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
 import { io, type Task } from "./storage.ts";
 import type { RecordLocation } from "./tree.ts";
@@ -43,6 +51,20 @@ export interface EmptySession {
 	path: string;
 	size: 0;
 	empty: true;
+}
+
+/**
+ * A line we skip that pi takes as a record: JSON that is not an object or has no `type` (only `null`,
+ * `false`, `0` and `""` are skipped by pi too). Before the header it makes the file no session, for both.
+ */
+function isRecordToPi(line: Line, parsed: ParsedLine): boolean {
+	const reason = parsed.diagnostic?.reason;
+	if (reason !== "not-an-object" && reason !== "missing-type") return false;
+	try {
+		return Boolean(JSON.parse(line.text));
+	} catch {
+		return false;
+	}
 }
 
 /** pi's validity rule for a header: type `session` and a string id. */
@@ -85,7 +107,9 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		const parsed = parseLine(line);
 		if (!parsed) return;
 		// As pi 1.6: blank and unparsable lines before the header are skipped; the first record must be it.
-		if (records.length === 0 && parsed.record && !isValidHeader(parsed.record)) throw notASessionError(path, line);
+		if (records.length === 0 && (parsed.record ? !isValidHeader(parsed.record) : isRecordToPi(line, parsed))) {
+			throw notASessionError(path, line);
+		}
 		if (parsed.diagnostic) diagnostics.push(parsed.diagnostic);
 		if (parsed.record) {
 			records.push(parsed.record);
@@ -135,8 +159,9 @@ export function* readSessionHeader(path: string, limit: number = READ_CHUNK_BYTE
 	const complete = bytes.length <= limit;
 	const lines = [...splitter.push(bytes.subarray(0, limit)), ...(complete ? splitter.end() : [])];
 	for (const line of lines) {
-		const record = parseLine(line)?.record;
-		if (record) return isValidHeader(record) ? record : null;
+		const parsed = parseLine(line);
+		if (parsed?.record) return isValidHeader(parsed.record) ? parsed.record : null;
+		if (parsed && isRecordToPi(line, parsed)) return null;
 	}
 	if (complete) return null;
 	throw new HeaderTooLongError(path, limit);

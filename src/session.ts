@@ -407,14 +407,40 @@ export class SessionCore {
 	}
 
 	/**
-	 * Continue from `previous` (of which this is a branch): lock this core's file, release the previous
-	 * one's lock, and write the file, at once if it has a user or assistant message, otherwise with the first one.
+	 * Continue from `previous` (of which this is a branch): lock this core's file, write it (at once if it
+	 * has a user or assistant message, otherwise with the first one), then release the previous one. If the
+	 * write fails, this core's lock is released and `previous` is left as it was, still open.
 	 */
 	*takeOver(previous: SessionCore, durable: boolean): Task<void> {
 		if (!this.path) return;
-		this.lock = yield* acquireLock(this.path);
+		const lock = yield* acquireLock(this.path);
+		this.lock = lock;
+		try {
+			yield* this.persist(this.tree.size, durable);
+		} catch (error) {
+			this.lock = undefined;
+			try {
+				yield* releaseLock(lock);
+			} catch {
+				// The write's failure is the one to report.
+			}
+			throw error;
+		}
 		yield* previous.close();
-		yield* this.persist(this.tree.size, durable);
+	}
+
+	/**
+	 * Undo the last append, whose write failed (the synchronous facade, as pi does): the tree and the
+	 * lines waiting to be written are as before it.
+	 */
+	retractLastAppend(): void {
+		this.tree.retractLastAppend();
+		this.#unwritten.length = Math.max(0, this.tree.size - this.#persisted);
+		if (!this.#fileExists) {
+			// The retracted entry may be the message that would have created the file: look again.
+			this.#scanned = 0;
+			this.#sawConversation = false;
+		}
 	}
 
 	/** Refuse changes from now on (a session stops taking them as soon as it starts closing). */

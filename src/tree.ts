@@ -140,6 +140,14 @@ export class SessionTree {
 	#onAppend: ((entry: SessionEntry) => void) | undefined;
 	#leaf: Node | null = null;
 	#name: string | undefined;
+	#lastAppend:
+		| {
+				entry: SessionEntry;
+				leaf: Node | null;
+				labels: [string, ResolvedLabel][] | undefined;
+				name: string | undefined;
+		  }
+		| undefined;
 
 	constructor(header: SessionHeader, options: SessionTreeOptions = {}) {
 		this.#header = header;
@@ -582,9 +590,38 @@ export class SessionTree {
 	/** Add an entry made by an `append*` method under `parent` (the leaf unless given); it becomes the leaf. */
 	#append<E extends SessionEntry>(entry: E, parent: Node | null = this.#leaf): string {
 		this.#onAppend?.(entry);
+		// What `retractLastAppend` needs to put back: the leaf, and the labels or name this entry changes.
+		this.#lastAppend = {
+			entry,
+			leaf: this.#leaf,
+			labels: entry.type === "label" ? [...this.#labels] : undefined,
+			name: this.#name,
+		};
 		this.#entries.push(entry);
 		this.#link(entry, parent);
 		return entry.id;
+	}
+
+	/**
+	 * Undo the last `append*`, whose write failed, so that no later entry is made a child of an entry the
+	 * file does not have (pi rolls back the same way). Only the very last entry, if an `append*` made it.
+	 */
+	retractLastAppend(): void {
+		const last = this.#lastAppend;
+		const node = last && this.#nodes.get(last.entry.id);
+		if (!last || !node || this.#entries[this.#entries.length - 1] !== last.entry || node.children.length > 0) {
+			throw new Error("internal error: only the last appended entry can be retracted");
+		}
+		this.#lastAppend = undefined;
+		this.#entries.pop();
+		this.#nodes.delete(last.entry.id);
+		(node.parent ? node.parent.children : this.#roots).pop();
+		this.#leaf = last.leaf;
+		this.#name = last.name;
+		if (last.labels) {
+			this.#labels.clear();
+			for (const [target, label] of last.labels) this.#labels.set(target, label);
+		}
 	}
 
 	#requireNode(id: string): Node {

@@ -11,18 +11,20 @@
  */
 
 import { execFileSync } from "node:child_process";
-import {
+import fsModule, {
 	existsSync,
 	mkdirSync,
 	mkdtempSync,
 	readdirSync,
 	readFileSync,
 	rmSync,
+	symlinkSync,
 	utimesSync,
 	writeFileSync,
 } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
@@ -1443,3 +1445,142 @@ describe("where we differ from pi 1.6.0 on purpose (README's table), side by sid
 		expect(() => pi16.assertValidSessionId(long)).not.toThrow();
 	});
 });
+
+describe("review findings, answered as pi 1.6.0 answers", () => {
+	const managers = () => [
+		{ name: "ours", M: SessionManager },
+		{ name: "pi", M: pi.SessionManager as unknown as typeof SessionManager },
+	];
+
+	it("open() of a new file with a relative or ~ cwd override writes it resolved in the header", () => {
+		for (const { name, M } of managers()) {
+			const dir = freshDir(`cwd-override-${name}`);
+			for (const [file, override, expected] of [
+				["rel.jsonl", "rel/dir", resolve("rel/dir")],
+				["home.jsonl", "~/proj", join(homedir(), "proj")],
+			] as const) {
+				const manager = M.open(join(dir, file), undefined, override);
+				manager.appendMessage(user("hi", BASE));
+				expect(JSON.parse(readFileSync(join(dir, file), "utf8").split("\n")[0] as string).cwd, name).toBe(expected);
+				manager.close?.();
+			}
+		}
+	});
+
+	it("an empty sessionDir means pi's default directory, not the working directory", async () => {
+		for (const { name, M } of managers()) {
+			const manager = M.create(`/empty-dir-${name}`, "");
+			manager.appendMessage(user("hi", BASE));
+			expect(manager.getSessionDir(), name).toBe(getDefault(`/empty-dir-${name}`));
+			expect(manager.usesDefaultSessionDir(), name).toBe(true);
+			manager.close?.();
+		}
+		const ours = (await SessionManager.listAll("")).map((info) => info.path).sort();
+		const theirs = (await pi.SessionManager.listAll("")).map((info) => info.path).sort();
+		expect(ours).toEqual(theirs);
+		expect(ours.length).toBeGreaterThan(0);
+	});
+
+	it("a failed append is taken back: the manager goes on as if it had not been made", () => {
+		for (const { name, M } of managers()) {
+			const path = join(freshDir(`rollback-${name}`), "shared.jsonl");
+			const first = M.open(path);
+			const second = M.open(path); // both start a new session at the path; the first to write wins
+			first.appendMessage(user("first", BASE));
+			expect(() => second.appendMessage(user("second", BASE + 1)), name).toThrow(/EEXIST|exists/);
+			expect([second.getEntries().length, second.getLeafId(), second.getEntryCount()], name).toEqual([0, null, 0]);
+			const label = second.appendModelChange("anthropic", "claude"); // not written yet: no conversation
+			expect(
+				second.getEntries().map((entry) => entry.id),
+				name,
+			).toEqual([label]);
+			first.close?.();
+			second.close?.();
+		}
+	});
+
+	it("a fork whose file cannot be written leaves the manager in its session, lock and all", () => {
+		const dir = freshDir("fork-fails");
+		const manager = SessionManager.create("/project", dir);
+		const question = manager.appendMessage(user("hi", BASE));
+		const source = defined(manager.getSessionFile(), "file");
+		// A full disk for new session files: creating one fails (its lock file can still be made).
+		const openSync = fsModule.openSync;
+		fsModule.openSync = ((path: string, flags: string, ...rest: never[]) => {
+			if (flags === "wx" && path.endsWith(".jsonl"))
+				throw Object.assign(new Error("ENOSPC: no space left"), { code: "ENOSPC" });
+			return openSync(path, flags, ...rest);
+		}) as typeof openSync;
+		syncBuiltinESMExports();
+		try {
+			expect(() => manager.createBranchedSession(question)).toThrow(/ENOSPC/);
+		} finally {
+			fsModule.openSync = openSync;
+			syncBuiltinESMExports();
+		}
+		expect(manager.getSessionFile()).toBe(source);
+		manager.appendMessage(assistant("still here", BASE + 1));
+		expect(readFileSync(source, "utf8").trim().split("\n")).toHaveLength(3);
+		// Only the source's lock: the fork's was released when its file could not be written.
+		expect(readdirSync(dir).filter((name) => name.endsWith(".lock"))).toEqual([`${source.slice(dir.length + 1)}.lock`]);
+		manager.close();
+		expect(readdirSync(dir).filter((name) => name.endsWith(".lock"))).toEqual([]);
+	});
+
+	it("JSON that is not an object before the header makes no session, for opening, finding and listing", async () => {
+		const dir = freshDir("not-object-first");
+		const header = { type: "session", version: 3, id: "late-header", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" };
+		const path = join(dir, "2025-01-01T00-00-00-000Z_late-header.jsonl");
+		writeFileSync(path, `{}\n${JSON.stringify(header)}\n`);
+		for (const { name, M } of managers()) {
+			expect(() => M.open(path), name).toThrow();
+			expect(M.findById("/p", "late-header", dir), name).toBeUndefined();
+			expect(await M.listAll(dir), name).toEqual([]);
+		}
+		const falsy = join(dir, "falsy-first.jsonl");
+		writeFileSync(falsy, `null\n${JSON.stringify({ ...header, id: "after-null" })}\n`);
+		expect(facade.loadEntriesFromFile(falsy)).toEqual(pi16.loadEntriesFromFile(falsy)); // pi skips null as blank
+	});
+
+	it("listAll() follows a project directory that is a symbolic link", async () => {
+		const elsewhere = freshDir("linked-target");
+		const manager = SessionManager.create("/linked", elsewhere);
+		manager.appendMessage(user("hi", BASE));
+		manager.close();
+		const link = join(agentDir, "sessions", "--linked-project--");
+		mkdirSync(dirname(link), { recursive: true });
+		symlinkSync(elsewhere, link);
+		try {
+			const ours = (await SessionManager.listAll()).filter((info) => info.cwd === "/linked");
+			const theirs = (await pi.SessionManager.listAll()).filter((info) => info.cwd === "/linked");
+			expect(ours.map((info) => info.id)).toEqual(theirs.map((info) => info.id));
+			expect(ours).toHaveLength(1);
+		} finally {
+			rmSync(link);
+		}
+	});
+
+	it("a relative PI_CODING_AGENT_DIR: its default directory is still the default (no cwd filter)", () => {
+		const saved = process.env.PI_CODING_AGENT_DIR;
+		process.env.PI_CODING_AGENT_DIR = relative(process.cwd(), join(agentDir, "relative-agent"));
+		try {
+			const defaultDir = getDefault("/proj");
+			writeFileSync(
+				join(defaultDir, "2025-01-01T00-00-00-000Z_other-cwd.jsonl"),
+				`${JSON.stringify({ type: "session", version: 3, id: "other-cwd", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/else" })}\n`,
+			);
+			for (const { name, M } of managers()) {
+				expect(M.findById("/proj", "other-cwd", defaultDir), name).toBe(
+					join(defaultDir, "2025-01-01T00-00-00-000Z_other-cwd.jsonl"),
+				);
+			}
+		} finally {
+			process.env.PI_CODING_AGENT_DIR = saved;
+		}
+	});
+});
+
+/** pi's default directory for a cwd (created), by pi 1.6.0 itself. */
+function getDefault(cwd: string): string {
+	return pi16.getDefaultSessionDir(cwd);
+}
