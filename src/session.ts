@@ -173,6 +173,8 @@ export class SessionCore {
 	/** Entries already scanned for a user or assistant message, and whether one was seen. */
 	#scanned = 0;
 	#sawConversation = false;
+	/** An append failed: the file may end in part of its data (checked before the next append). */
+	#appendMayHaveTorn = false;
 	#closed = false;
 	/**
 	 * Lines of appended entries not written yet, from entry `#persisted` on (appends are contiguous):
@@ -372,10 +374,31 @@ export class SessionCore {
 			yield* io("createExclusive", this.path, encodeChunks(lines), durable);
 			this.#fileExists = true;
 		} else {
-			yield* io("append", this.path, encodeLines(this.#linesBetween(this.#persisted, upTo)), durable);
+			const lines = encodeLines(this.#linesBetween(this.#persisted, upTo));
+			const data = this.#appendMayHaveTorn ? yield* this.#afterTornTail(lines) : lines;
+			try {
+				yield* io("append", this.path, data, durable);
+			} catch (error) {
+				// Part of the data may be in the file: the next append must not fuse onto a half line.
+				this.#appendMayHaveTorn = true;
+				throw error;
+			}
+			this.#appendMayHaveTorn = false;
 		}
 		this.#unwritten = this.#unwritten.slice(upTo - this.#persisted);
 		this.#persisted = upTo;
+	}
+
+	/** `data` after a line feed when the file's last byte is not one (an earlier append was cut short). */
+	*#afterTornTail(data: Uint8Array): Task<Uint8Array> {
+		const stat = yield* io("stat", this.path as string);
+		if (!stat || stat.size === 0) return data;
+		const last = yield* io("readRange", this.path as string, stat.size - 1, stat.size);
+		if (last[0] === 0x0a) return data;
+		const terminated = new Uint8Array(data.length + 1);
+		terminated[0] = 0x0a;
+		terminated.set(data, 1);
+		return terminated;
 	}
 
 	/** The lines of the tree's entries `[start, end)`: as encoded when appended, or encoded now (loaded, forked). */

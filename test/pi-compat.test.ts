@@ -1527,6 +1527,39 @@ describe("review findings, answered as pi 1.6.0 answers", () => {
 		expect(readdirSync(dir).filter((name) => name.endsWith(".lock"))).toEqual([]);
 	});
 
+	it("after a write cut short, the next append starts on a line of its own: nothing fuses, the history stays whole", () => {
+		const dir = freshDir("short-write");
+		const manager = SessionManager.create("/project", dir);
+		const question = manager.appendMessage(user("hi", BASE));
+		const path = defined(manager.getSessionFile(), "file");
+		// The disk fills up halfway through the next append: half its line is in the file, then ENOSPC.
+		const writeSync = fsModule.writeSync;
+		fsModule.writeSync = ((fd: number, data: Uint8Array, offset = 0) => {
+			writeSync(fd, data, offset, Math.max(1, (data.length - offset) >> 1));
+			throw Object.assign(new Error("ENOSPC: no space left"), { code: "ENOSPC" });
+		}) as unknown as typeof writeSync;
+		syncBuiltinESMExports();
+		try {
+			expect(() => manager.appendMessage(assistant("cut short", BASE + 1))).toThrow(/ENOSPC/);
+		} finally {
+			fsModule.writeSync = writeSync;
+			syncBuiltinESMExports();
+		}
+		expect(manager.getLeafId()).toBe(question); // taken back out
+		const answer = manager.appendMessage(assistant("whole", BASE + 2));
+		manager.close();
+		const reopened = SessionManager.open(path);
+		// The half line is skipped (reported); the answer is a child of the question, on its own line.
+		expect(reopened.getBranch(answer).map((entry) => entry.id)).toEqual([question, answer]);
+		expect(reopened.getEntries().map((entry) => entry.id)).toEqual([question, answer]);
+		expect(
+			pi.SessionManager.open(path)
+				.getEntries()
+				.map((entry) => entry.id),
+		).toEqual([question, answer]);
+		reopened.close();
+	});
+
 	it("JSON that is not an object before the header makes no session, for opening, finding and listing", async () => {
 		const dir = freshDir("not-object-first");
 		const header = { type: "session", version: 3, id: "late-header", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" };
