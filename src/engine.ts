@@ -597,10 +597,14 @@ export class Engine {
 
 	/** Write what is pending, release the session's lock and forget the handle. */
 	async close(handle: SessionHandle): Promise<void> {
-		// The handle is forgotten once closed: a close that fails (its lock could not be released) can be
-		// tried again. Meanwhile the session takes no changes.
-		await this.#session(handle).close();
-		this.#sessions.delete(handle);
+		// The handle is forgotten once its lock is released, even when closing reports an earlier write's
+		// failure; a close whose lock could not be released can be tried again. Meanwhile no changes.
+		const session = this.#session(handle);
+		try {
+			await session.close();
+		} finally {
+			if (session.released) this.#sessions.delete(handle);
+		}
 	}
 
 	/** Close every open session (the worker calls this before it ends); every failure is reported. */

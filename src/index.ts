@@ -1,8 +1,10 @@
 /**
  * pi-session-tree: the session tree of the pi coding agent, runtime-neutral.
  *
- * The functions pi exports under the same names (`buildSessionContext`, `migrateSessionEntries`,
- * `parseSessionEntries`, …) take and return the same data, so code written against pi keeps working.
+ * The functions pi exports under the same names (`buildSessionContext`, `buildSessionProjection`,
+ * `migrateSessionEntries`, `parseSessionEntries`, …) take and return the same data, so code written
+ * against pi keeps working. Every public name is listed here; the modules' other exports are internals
+ * of the adapters (`test/exports.test.ts` keeps this list deliberate).
  * @example
  * import { SessionTree } from "pi-session-tree";
  * const tree = SessionTree.create({ cwd: "/project" });
@@ -11,17 +13,76 @@
  * @module
  */
 
-export * from "./catalog.ts";
-export * from "./context.ts";
-export * from "./engine.ts";
-export * from "./entries.ts";
-export * from "./error-data.ts";
-export * from "./ids.ts";
-export * from "./jsonl.ts";
-export * from "./load.ts";
-export * from "./lock.ts";
-export * from "./migrate.ts";
-export * from "./paths.ts";
-export * from "./session.ts";
-export * from "./storage.ts";
-export * from "./tree.ts";
+export type { CwdFilter, ListOptions, ListProgress, SessionInfo } from "./catalog.ts";
+// Finding and listing sessions, and pi's layout on disk.
+export { findByHeaderId, findById, findMostRecentSession, listAllSessions, listSessions } from "./catalog.ts";
+export type { SessionContextSettings } from "./context.ts";
+// The model context, by pi 1.6's rules.
+export {
+	buildContextEntries,
+	buildSessionContext,
+	buildSessionPath,
+	buildSessionProjection,
+	getLatestCompactionEntry,
+	getSessionContextSettings,
+	projectContextEntry,
+	sessionEntryToContextMessages,
+} from "./context.ts";
+export type {
+	ContextPage,
+	CreateSessionOptions,
+	EngineOptions,
+	OpenSessionOptions,
+	OutlineNode,
+	ProgressCallback,
+	SessionHandle,
+	SessionSummary,
+} from "./engine.ts";
+export { Engine, UnknownSessionError } from "./engine.ts";
+export type * from "./entries.ts";
+// The format: records, lines, migrations.
+export { CURRENT_SESSION_VERSION, isSessionHeader } from "./entries.ts";
+export type { ErrorData } from "./error-data.ts";
+export { createSessionId } from "./ids.ts";
+export type { Diagnostic, DiagnosticReason, Line, ParseResult } from "./jsonl.ts";
+export {
+	encodeEntry,
+	LineSplitter,
+	lineStream,
+	parseSessionEntries,
+	parseSessionText,
+	SessionFormatError,
+} from "./jsonl.ts";
+export type { ReadOptions } from "./load.ts";
+export { HeaderTooLongError } from "./load.ts";
+export { SessionLockedError } from "./lock.ts";
+export type { MigrationResult } from "./migrate.ts";
+export { migrateSessionEntries, migrateToCurrentVersion } from "./migrate.ts";
+export {
+	defaultSessionDir,
+	encodeCwd,
+	InvalidSessionPathError,
+	resolveAgentDir,
+	sessionFileName,
+	sessionsRoot,
+	validateSessionId,
+} from "./paths.ts";
+export type { CreateOptions, Durability, OpenOptions, OpenReport, SessionOptions } from "./session.ts";
+export { Session, SessionClosedError, SessionNotFoundError, SessionReadOnlyError } from "./session.ts";
+export type {
+	DirEntry,
+	FileStat,
+	LockOwner,
+	Storage,
+	StorageErrorCode,
+	StorageOps,
+	SyncStorage,
+	Task,
+} from "./storage.ts";
+
+// The storage seam, for adapters of your own.
+export { isStorageError, runTask, StorageError } from "./storage.ts";
+export { replaySystemMessages } from "./system-message.ts";
+export type { NewSessionOptions, RecordLocation, ResolvedLabel, SessionTreeOptions } from "./tree.ts";
+// Sessions: in memory, bound to a file, and the engine a worker exposes.
+export { EntryNotFoundError, InvalidContextEditError, SessionTree } from "./tree.ts";

@@ -577,6 +577,7 @@ export class Session {
 	#failure: unknown;
 	/** Cores this session branched away from whose lock the takeover has not released yet. */
 	readonly #branchedFrom = new Set<SessionCore>();
+	#released = false;
 
 	private constructor(core: SessionCore, storage: Storage, durability: Durability) {
 		this.#core = core;
@@ -721,6 +722,10 @@ export class Session {
 	}
 
 	/** Write what is pending and release the writer lock. */
+	/**
+	 * Write what is pending and release the writer lock. If an earlier write failed, that failure is thrown,
+	 * after the lock is released (`released` then says so: the session is closed all the same).
+	 */
 	async close(): Promise<void> {
 		this.#core.stopChanges();
 		try {
@@ -728,7 +733,13 @@ export class Session {
 		} finally {
 			for (const core of [...this.#branchedFrom, this.#core]) await runTask(core.close(), this.#storage);
 			this.#branchedFrom.clear();
+			this.#released = true;
 		}
+	}
+
+	/** True once `close` has released every lock this session held, even if it threw a write's failure. */
+	get released(): boolean {
+		return this.#released;
 	}
 
 	#append(add: (tree: SessionTree) => string): Promise<string> {

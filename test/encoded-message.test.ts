@@ -5,15 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { encodeTexts } from "../adapters/message-runs.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
-import {
-	type AgentMessage,
-	Engine,
-	encodeEntry,
-	isBatchFailure,
-	Session,
-	type SessionEntry,
-	type Storage,
-} from "../src/index.ts";
+import { isBatchFailure } from "../src/engine.ts";
+import { type AgentMessage, Engine, encodeEntry, Session, type SessionEntry, type Storage } from "../src/index.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 
 const encoder = new TextEncoder();

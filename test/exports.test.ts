@@ -55,3 +55,103 @@ describe("export maps", () => {
 		}
 	});
 });
+
+/**
+ * The runtime names of every subpath, sorted. A change to the public surface must change this list too, so
+ * it is always deliberate. (`./worker-entry` exports nothing: it is the worker's entry module.)
+ */
+const PUBLIC_NAMES: Record<string, string[]> = {
+	".": [
+		"CURRENT_SESSION_VERSION",
+		"Engine",
+		"EntryNotFoundError",
+		"HeaderTooLongError",
+		"InvalidContextEditError",
+		"InvalidSessionPathError",
+		"LineSplitter",
+		"Session",
+		"SessionClosedError",
+		"SessionFormatError",
+		"SessionLockedError",
+		"SessionNotFoundError",
+		"SessionReadOnlyError",
+		"SessionTree",
+		"StorageError",
+		"UnknownSessionError",
+		"buildContextEntries",
+		"buildSessionContext",
+		"buildSessionPath",
+		"buildSessionProjection",
+		"createSessionId",
+		"defaultSessionDir",
+		"encodeCwd",
+		"encodeEntry",
+		"findByHeaderId",
+		"findById",
+		"findMostRecentSession",
+		"getLatestCompactionEntry",
+		"getSessionContextSettings",
+		"isSessionHeader",
+		"isStorageError",
+		"lineStream",
+		"listAllSessions",
+		"listSessions",
+		"migrateSessionEntries",
+		"migrateToCurrentVersion",
+		"parseSessionEntries",
+		"parseSessionText",
+		"projectContextEntry",
+		"replaySystemMessages",
+		"resolveAgentDir",
+		"runTask",
+		"sessionEntryToContextMessages",
+		"sessionFileName",
+		"sessionsRoot",
+		"validateSessionId",
+	],
+	"./node": ["agentDir", "createNodeStorage", "createNodeSyncStorage", "nodeLockIdentity", "processStartTime"],
+	"./zenfs": ["MEMORY_APPEND_HANDLES", "createMemoryStorage", "createZenfsStorage"],
+	"./pi-compat": [
+		"CURRENT_SESSION_VERSION",
+		"SessionManager",
+		"assertValidSessionId",
+		"buildContextEntries",
+		"buildSessionContext",
+		"buildSessionProjection",
+		"findMostRecentSession",
+		"getDefaultSessionDir",
+		"getLatestCompactionEntry",
+		"loadEntriesFromFile",
+		"migrateSessionEntries",
+		"parseSessionEntries",
+		"projectContextEntry",
+		"sessionEntryToContextMessages",
+	],
+	"./testing": ["testStorage"],
+	"./worker": [
+		"EngineWorkerError",
+		"engineFactory",
+		"errorFromData",
+		"exposeEngineFactory",
+		"nodeWorkerEntryUrl",
+		"registerTransferHandlers",
+		"startEngineWorker",
+		"workerEntryUrl",
+	],
+};
+
+describe("the public surface", () => {
+	it("every subpath exports exactly the names listed", async () => {
+		const actual: Record<string, string[]> = {};
+		for (const [subpath, file] of Object.entries(denoExports)) {
+			if (subpath === "./worker-entry") continue; // importing it starts serving the engine
+			actual[subpath] = Object.keys(await import(new URL(`../${file}`, import.meta.url).href)).sort();
+		}
+		expect(actual).toEqual(PUBLIC_NAMES);
+	});
+
+	it("the build exports the same names as the sources", async () => {
+		const built = Object.keys(await import("../dist/index.js")).sort();
+		expect(built).toEqual(PUBLIC_NAMES["."]);
+	});
+});

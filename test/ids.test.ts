@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createEntryId, createSessionId, type IdSet } from "../src/index.ts";
+import { createEntryId, type IdSet } from "../src/ids.ts";
+import { createSessionId } from "../src/index.ts";
 
 /** An id set that says every id it is asked about is taken, the first `collisions` times; it keeps the ids asked. */
 function takenAtFirst(collisions: number): IdSet & { asked: string[] } {

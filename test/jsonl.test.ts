@@ -5,11 +5,11 @@ import {
 	type Line,
 	LineSplitter,
 	lineStream,
-	parseLine,
 	parseSessionEntries,
 	parseSessionText,
 	SessionFormatError,
 } from "../src/index.ts";
+import { parseLine } from "../src/jsonl.ts";
 
 const encoder = new TextEncoder();
 

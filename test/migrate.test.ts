@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-	type FileEntry,
-	migrateSessionEntries,
-	migrateToCurrentVersion,
-	migrateV1ToV2,
-	migrateV2ToV3,
-	sessionVersion,
-} from "../src/index.ts";
+import { type FileEntry, migrateSessionEntries, migrateToCurrentVersion } from "../src/index.ts";
+import { migrateV1ToV2, migrateV2ToV3, sessionVersion } from "../src/migrate.ts";
 
 const v1: FileEntry[] = [
 	{ type: "session", id: "s1", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p", provider: "x" },

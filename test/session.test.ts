@@ -9,13 +9,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import {
+	Engine,
 	findById,
 	findMostRecentSession,
 	HeaderTooLongError,
 	InvalidSessionPathError,
 	listAllSessions,
 	listSessions,
-	readSessionHeader,
 	runTask,
 	Session,
 	SessionClosedError,
@@ -25,6 +25,7 @@ import {
 	type Storage,
 	StorageError,
 } from "../src/index.ts";
+import { readSessionHeader } from "../src/load.ts";
 import { FIXTURES_DIR } from "./fixtures/generate.ts";
 import { describeWithCorpus, diskCorpus } from "./support/corpus.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
@@ -161,6 +162,31 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		expect(again.tree.getEntries()).toEqual(session.tree.getEntries());
 		await again.close();
 	};
+
+	it("after a failed write, the engine's close reports it once, releases the lock and forgets the handle", async () => {
+		const { storage: base, root } = await setup();
+		let failAppends = false;
+		const storage: Storage = {
+			...base,
+			append: async (path, data, durable) => {
+				if (failAppends && path.endsWith(".jsonl")) throw new StorageError("io", path, "io: no space left");
+				return base.append(path, data, durable);
+			},
+		};
+		const engine = new Engine({ storage, agentDir: `${root}/agent` });
+		const { handle, path } = await engine.create({ cwd: "/p", sessionDir: root });
+		await engine.appendMessage(handle, user("written"));
+		failAppends = true;
+		await expect(engine.appendMessage(handle, assistant("lost"))).rejects.toBeInstanceOf(StorageError);
+		await expect(engine.close(handle)).rejects.toBeInstanceOf(StorageError); // the failure, reported
+		expect(await engine.openHandles()).toEqual([]); // and the handle is gone: no close that rejects forever
+		await engine.closeAll(); // nothing left to fail
+		expect(await base.stat(`${path}.lock`)).toBeNull();
+		failAppends = false;
+		const reopened = await engine.open(path as string); // the lock was released
+		expect((await engine.summary(reopened.handle)).entryCount).toBe(1);
+		await engine.close(reopened.handle);
+	});
 
 	it("migrates a v1 file atomically and keeps the original as a backup", async () => {
 		await migratesV1(readFileSync(new URL("v1-linear.jsonl", FIXTURES_DIR)));
@@ -835,7 +861,7 @@ describe.each(adapters)(
 		});
 
 		it("the engine refuses it too, called directly or in a batch (plain or as encoded bytes); nothing is written", async () => {
-			const { Engine, isBatchFailure } = await import("../src/index.ts");
+			const { Engine, isBatchFailure } = await import("../src/engine.ts");
 			const { storage, root } = await setup();
 			const engine = new Engine({ storage, agentDir: `${root}/agent` });
 			const { handle, path } = await engine.create({ cwd: "/p" });
