@@ -140,14 +140,11 @@ export class SessionTree {
 	#onAppend: ((entry: SessionEntry) => void) | undefined;
 	#leaf: Node | null = null;
 	#name: string | undefined;
-	#lastAppend:
-		| {
-				entry: SessionEntry;
-				leaf: Node | null;
-				labels: [string, ResolvedLabel][] | undefined;
-				name: string | undefined;
-		  }
-		| undefined;
+	/** What `retractLastAppend` puts back: the last appended entry, the leaf and name before it, and the labels before a label. */
+	#lastAppended: SessionEntry | undefined;
+	#leafBeforeAppend: Node | null = null;
+	#nameBeforeAppend: string | undefined;
+	#labelsBeforeAppend: [string, ResolvedLabel][] | undefined;
 
 	constructor(header: SessionHeader, options: SessionTreeOptions = {}) {
 		this.#header = header;
@@ -590,13 +587,10 @@ export class SessionTree {
 	/** Add an entry made by an `append*` method under `parent` (the leaf unless given); it becomes the leaf. */
 	#append<E extends SessionEntry>(entry: E, parent: Node | null = this.#leaf): string {
 		this.#onAppend?.(entry);
-		// What `retractLastAppend` needs to put back: the leaf, and the labels or name this entry changes.
-		this.#lastAppend = {
-			entry,
-			leaf: this.#leaf,
-			labels: entry.type === "label" ? [...this.#labels] : undefined,
-			name: this.#name,
-		};
+		this.#lastAppended = entry;
+		this.#leafBeforeAppend = this.#leaf;
+		this.#nameBeforeAppend = this.#name;
+		this.#labelsBeforeAppend = entry.type === "label" ? [...this.#labels] : undefined;
 		this.#entries.push(entry);
 		this.#link(entry, parent);
 		return entry.id;
@@ -607,20 +601,20 @@ export class SessionTree {
 	 * file does not have (pi rolls back the same way). Only the very last entry, if an `append*` made it.
 	 */
 	retractLastAppend(): void {
-		const last = this.#lastAppend;
-		const node = last && this.#nodes.get(last.entry.id);
-		if (!last || !node || this.#entries[this.#entries.length - 1] !== last.entry || node.children.length > 0) {
+		const last = this.#lastAppended;
+		const node = last && this.#nodes.get(last.id);
+		if (!last || !node || this.#entries[this.#entries.length - 1] !== last || node.children.length > 0) {
 			throw new Error("internal error: only the last appended entry can be retracted");
 		}
-		this.#lastAppend = undefined;
+		this.#lastAppended = undefined;
 		this.#entries.pop();
-		this.#nodes.delete(last.entry.id);
+		this.#nodes.delete(last.id);
 		(node.parent ? node.parent.children : this.#roots).pop();
-		this.#leaf = last.leaf;
-		this.#name = last.name;
-		if (last.labels) {
+		this.#leaf = this.#leafBeforeAppend;
+		this.#name = this.#nameBeforeAppend;
+		if (this.#labelsBeforeAppend) {
 			this.#labels.clear();
-			for (const [target, label] of last.labels) this.#labels.set(target, label);
+			for (const [target, label] of this.#labelsBeforeAppend) this.#labels.set(target, label);
 		}
 	}
 

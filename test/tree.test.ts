@@ -357,3 +357,33 @@ describe("malformed trees are handled deterministically and reported", () => {
 		expect(() => SessionTree.fromRecords([], { file: "x.jsonl" })).toThrow(/x\.jsonl:1/);
 	});
 });
+
+describe("retractLastAppend (a write that failed)", () => {
+	it("puts back the leaf, the labels in their order, and the name, as before the append", () => {
+		const tree = SessionTree.create({ cwd: "/p" });
+		const a = tree.appendMessage(user("a"));
+		const b = tree.appendMessage(user("b"));
+		tree.appendLabelChange(a, "first");
+		tree.appendLabelChange(b, "second");
+		tree.appendSessionInfo("named");
+		tree.branch(a);
+		const before = { entries: tree.getEntries(), labels: [...tree.getLabels()], leaf: tree.getLeafId() };
+		for (const append of [
+			() => tree.appendLabelChange(a, undefined), // clears "first": restoring must keep it first
+			() => tree.appendSessionInfo("renamed"),
+			() => tree.branchWithSummary(b, "moved the leaf"),
+			() => tree.appendMessage(user("c")),
+		]) {
+			append();
+			tree.retractLastAppend();
+			expect([tree.getEntries(), [...tree.getLabels()], tree.getLeafId()]).toEqual([
+				before.entries,
+				before.labels,
+				before.leaf,
+			]);
+			expect(tree.getSessionName()).toBe("named");
+			expect(tree.getChildren(a).map((entry) => entry.id)).toEqual([b]);
+		}
+		expect(() => tree.retractLastAppend()).toThrow(/only the last appended entry/);
+	});
+});
