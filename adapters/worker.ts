@@ -14,6 +14,7 @@
 import * as Comlink from "comlink";
 import { BATCHABLE_METHODS, type BatchCall, Engine, isBatchFailure, UnknownSessionError } from "../src/engine.ts";
 import { type ErrorData, errorToData } from "../src/error-data.ts";
+import { type FlatTreeNode, unflattenTree } from "../src/flat-tree.ts";
 import { SessionFormatError } from "../src/jsonl.ts";
 import { HeaderTooLongError } from "../src/load.ts";
 import { SessionLockedError } from "../src/lock.ts";
@@ -342,6 +343,11 @@ function batching(remote: Comlink.Remote<Engine>, lifeline: Lifeline): Comlink.R
 			let wrapper = wrappers.get(property);
 			if (!wrapper) {
 				wrapper = BATCHABLE_METHODS.includes(property) ? batched(property) : direct(property);
+				if (property === "getTree") {
+					// A nested tree as deep as a long session cannot cross: it travels flat and is nested here.
+					const flat = direct("getFlatTree");
+					wrapper = async (...args: unknown[]) => unflattenTree((await flat(...args)) as FlatTreeNode[]);
+				}
 				wrappers.set(property, wrapper);
 			}
 			return wrapper;

@@ -26,6 +26,7 @@ import type {
 	Usage,
 } from "./entries.ts";
 import { type ErrorData, errorToData } from "./error-data.ts";
+import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { defaultSessionDir, dirname, sessionsRoot } from "./paths.ts";
 import { type Durability, type OpenReport, Session } from "./session.ts";
@@ -451,9 +452,18 @@ export class Engine {
 	async getLabel(handle: SessionHandle, id: string): Promise<string | undefined> {
 		return this.#tree(handle).getLabel(id);
 	}
-	/** The whole tree, nested (for very deep sessions prefer `getOutline`). */
+	/**
+	 * The whole tree, nested, of any depth. Through the worker client it crosses flat (`getFlatTree`) and is
+	 * rebuilt on the caller's side: a nested tree as deep as a long session cannot be copied or sent.
+	 */
 	async getTree(handle: SessionHandle): Promise<SessionTreeNode[]> {
-		return this.#out(this.#tree(handle).getTree());
+		const roots = this.#tree(handle).getTree();
+		return this.#copyResults ? unflattenTree(structuredClone(flattenTree(roots))) : roots;
+	}
+
+	/** The tree as flat nodes, each after its parent (`unflattenTree` nests them again). */
+	async getFlatTree(handle: SessionHandle): Promise<FlatTreeNode[]> {
+		return this.#out(flattenTree(this.#tree(handle).getTree()));
 	}
 
 	/**

@@ -43,6 +43,8 @@ export type * from "./entries.ts";
 // The format: records, lines, migrations.
 export { CURRENT_SESSION_VERSION, isSessionHeader } from "./entries.ts";
 export type { ErrorData } from "./error-data.ts";
+export type { FlatTreeNode } from "./flat-tree.ts";
+export { flattenTree, unflattenTree } from "./flat-tree.ts";
 export { createSessionId } from "./ids.ts";
 export type { Diagnostic, DiagnosticReason, Line, ParseResult } from "./jsonl.ts";
 export {
@@ -79,7 +81,6 @@ export type {
 	SyncStorage,
 	Task,
 } from "./storage.ts";
-
 // The storage seam, for adapters of your own.
 export { isStorageError, runTask, StorageError } from "./storage.ts";
 export { replaySystemMessages } from "./system-message.ts";

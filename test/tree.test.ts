@@ -4,9 +4,11 @@ import {
 	CURRENT_SESSION_VERSION,
 	EntryNotFoundError,
 	type FileEntry,
+	flattenTree,
 	type SessionEntry,
 	SessionFormatError,
 	SessionTree,
+	unflattenTree,
 } from "../src/index.ts";
 import { smallUsage } from "./support/messages.ts";
 
@@ -385,5 +387,24 @@ describe("retractLastAppend (a write that failed)", () => {
 			expect(tree.getChildren(a).map((entry) => entry.id)).toEqual([b]);
 		}
 		expect(() => tree.retractLastAppend()).toThrow(/only the last appended entry/);
+	});
+});
+
+describe("flattenTree / unflattenTree", () => {
+	it("round-trip a branching tree with labels and several roots, each node after its parent", () => {
+		const tree = SessionTree.create({ cwd: "/p" });
+		const a = tree.appendMessage(user("a"));
+		const b = tree.appendMessage(user("b"));
+		tree.branch(a);
+		tree.appendMessage(user("c"));
+		tree.appendLabelChange(b, "bee");
+		tree.resetLeaf();
+		tree.appendMessage(user("second root"));
+		const roots = tree.getTree();
+		const flat = flattenTree(roots);
+		expect(flat.length).toBe(tree.size);
+		expect(flat.every((node, index) => node.parent < index)).toBe(true);
+		expect(unflattenTree(flat)).toStrictEqual(roots);
+		expect(unflattenTree([])).toEqual([]);
 	});
 });

@@ -675,6 +675,27 @@ export function engineConformance(
 			await engine.close(created.handle);
 		});
 
+		test("getTree of a long chain (20,000 entries deep) answers, nested, with every node", async ({ engine, root }) => {
+			const depth = 20_000;
+			const id = (n: number) => n.toString(16).padStart(8, "0");
+			const lines = [header("deep")];
+			for (let n = 0; n < depth; n++) lines.push(custom(id(n), n === 0 ? null : id(n - 1)));
+			const path = `${root}/deep.jsonl`;
+			await engine.importSessionFile(path, encoder.encode(`${lines.join("\n")}\n`));
+			const { handle } = await engine.open(path, { readOnly: true });
+			const roots = await engine.getTree(handle);
+			let count = 0;
+			let last = "";
+			for (let node = roots[0]; node; node = node.children[0]) {
+				count++;
+				last = node.entry.id;
+			}
+			expect([roots.length, count, last]).toEqual([1, depth, id(depth - 1)]);
+			const flat = await engine.getFlatTree(handle);
+			expect([flat.length, flat[0]?.parent, flat[depth - 1]?.parent]).toEqual([depth, -1, depth - 2]);
+			await engine.close(handle);
+		});
+
 		test("pi 1.6's entry kinds: usage, context edits, system messages, retain-none compaction", async ({
 			engine,
 			root,
