@@ -408,7 +408,13 @@ function connectWeb(worker: Worker): Connection {
 		end: () => worker.terminate(),
 		onDeath(listener) {
 			// A module that fails to load, or an error nothing caught: either way the engine cannot be trusted.
-			worker.addEventListener("error", (event) => listener(event.error ?? event.message ?? "worker error"));
+			// It is handled here (every call rejects with it), so it must not also surface as an uncaught error
+			// of this thread: Deno re-throws an unhandled worker error in the parent, where it can abort the
+			// very code that waits for the rejection.
+			worker.addEventListener("error", (event) => {
+				event.preventDefault();
+				listener(event.error ?? event.message ?? "worker error");
+			});
 		},
 	};
 }
