@@ -16,7 +16,6 @@ import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import {
-	type CwdFilter,
 	findByHeaderId,
 	findMostRecentSession as findMostRecentTask,
 	type ListProgress,
@@ -128,14 +127,16 @@ function resolvePath(path: string): string {
 	return resolve(path);
 }
 
-/** pi's rule for a custom session directory: only the sessions of `cwd` are found there. */
-function cwdFilterFor(cwd: string, sessionDir: string | undefined): CwdFilter | undefined {
-	const defaultDir = defaultSessionDir(resolvePath(cwd), resolvePath(agentDir()));
-	if (!sessionDir || resolvePath(sessionDir) === defaultDir) {
-		return undefined;
-	}
+/** pi's test that a header's cwd is `cwd`: a non-empty string that resolves to the same path. */
+function startedIn(cwd: string): (headerCwd: unknown) => boolean {
 	const wanted = resolvePath(cwd);
 	return (headerCwd) => typeof headerCwd === "string" && headerCwd !== "" && resolvePath(headerCwd) === wanted;
+}
+
+/** pi's rule for a custom session directory: only the sessions of `cwd` are found there. */
+function cwdFilterFor(cwd: string, sessionDir: string | undefined): ((headerCwd: unknown) => boolean) | undefined {
+	const defaultDir = defaultSessionDir(resolvePath(cwd), resolvePath(agentDir()));
+	return !sessionDir || resolvePath(sessionDir) === defaultDir ? undefined : startedIn(cwd);
 }
 
 /**
@@ -155,10 +156,7 @@ export function getDefaultSessionDir(cwd: string, agent: string = agentDir()): s
  * const path = findMostRecentSession(getDefaultSessionDir(process.cwd()));
  */
 export function findMostRecentSession(sessionDir: string, cwd?: string): string | null {
-	const wanted = cwd ? resolvePath(cwd) : undefined;
-	const filter: CwdFilter | undefined =
-		wanted && ((headerCwd) => typeof headerCwd === "string" && headerCwd !== "" && resolvePath(headerCwd) === wanted);
-	return runTaskSync(findMostRecentTask(resolvePath(sessionDir), filter), storage);
+	return runTaskSync(findMostRecentTask(resolvePath(sessionDir), cwd ? startedIn(cwd) : undefined), storage);
 }
 
 /**
@@ -338,8 +336,7 @@ export class SessionManager {
 	): Promise<SessionInfo[]> {
 		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(cwd);
 		const filter = cwdFilterFor(cwd, sessionDir);
-		const included = (session: SessionInfo) =>
-			filter === undefined || (filter as (cwd: unknown) => boolean)(session.cwd);
+		const included = (session: SessionInfo) => filter === undefined || filter(session.cwd);
 		const progress: SessionListProgress | undefined = onProgress
 			? (loaded, total, sessions) => onProgress(loaded, total, sessions?.filter(included))
 			: undefined;

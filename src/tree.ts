@@ -10,7 +10,7 @@
  *   index can hold no cycle.
  * @module
  */
-import { contextOfPath, projectionOfPath } from "./context.ts";
+import { contextEntriesOfPath, contextOfPath, projectionOfPath } from "./context.ts";
 import {
 	type AgentMessage,
 	type BranchSummaryEntry,
@@ -290,7 +290,7 @@ export class SessionTree {
 
 	/** The entries in context at `leafId` (default: the current leaf), every kind included. */
 	buildContextEntries(leafId?: string | null): SessionEntry[] {
-		return this.buildSessionProjection(leafId).entries.map((entry) => entry.sourceEntry);
+		return contextEntriesOfPath(this.#pathTo(leafId));
 	}
 
 	/**
