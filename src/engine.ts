@@ -26,6 +26,7 @@ import type {
 	Usage,
 } from "./entries.ts";
 import { type ErrorData, errorToData } from "./error-data.ts";
+import { UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { defaultSessionDir, dirname, sessionsRoot } from "./paths.ts";
@@ -33,13 +34,10 @@ import { type Durability, type OpenReport, Session } from "./session.ts";
 import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import type { SessionTree } from "./tree.ts";
 
+export { UnknownSessionError };
+
 /** Names an open session inside one engine. */
 export type SessionHandle = string;
-
-/** A session is not open in this engine (never opened, or closed). */
-export class UnknownSessionError extends Error {
-	override name = "UnknownSessionError";
-}
 
 export interface EngineOptions {
 	storage: Storage;

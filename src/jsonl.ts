@@ -4,6 +4,9 @@
  * @module
  */
 import type { FileEntry } from "./entries.ts";
+import { SessionFormatError } from "./errors.ts";
+
+export { SessionFormatError };
 
 /**
  * Why a line was skipped or flagged. `invalid-utf8` flags a line that was kept: its bytes were not UTF-8,
@@ -32,22 +35,6 @@ export interface Diagnostic {
 	excerpt: string;
 	/** A sentence saying what happened and what was done about it. */
 	message: string;
-}
-
-/** A parsed-but-rejected input: names the file (when known), line and excerpt. */
-export class SessionFormatError extends Error {
-	override name = "SessionFormatError";
-	readonly file: string | undefined;
-	readonly line: number;
-	readonly byteOffset: number;
-	readonly excerpt: string;
-	constructor(message: string, where: { file?: string; line: number; byteOffset: number; excerpt: string }) {
-		super(`${where.file ?? "<session>"}:${where.line}: ${message} (${JSON.stringify(where.excerpt)})`);
-		this.file = where.file;
-		this.line = where.line;
-		this.byteOffset = where.byteOffset;
-		this.excerpt = where.excerpt;
-	}
 }
 
 const EXCERPT_LENGTH = 80;

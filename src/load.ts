@@ -5,6 +5,7 @@
  * @module
  */
 import { type FileEntry, isSessionHeader, type SessionHeader } from "./entries.ts";
+import { HeaderTooLongError } from "./errors.ts";
 import {
 	type Diagnostic,
 	excerptOf,
@@ -17,6 +18,8 @@ import {
 import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
 import { io, type Task } from "./storage.ts";
 import type { RecordLocation } from "./tree.ts";
+
+export { HeaderTooLongError };
 
 /** Bytes read per storage call. */
 export const READ_CHUNK_BYTES: number = 1 << 20;
@@ -165,14 +168,4 @@ export function* readSessionHeader(path: string, limit: number = READ_CHUNK_BYTE
 	}
 	if (complete) return null;
 	throw new HeaderTooLongError(path, limit);
-}
-
-/** The first line of a file is longer than header discovery reads; a full load can still open it. */
-export class HeaderTooLongError extends Error {
-	override name = "HeaderTooLongError";
-	readonly path: string;
-	constructor(path: string, limit: number) {
-		super(`${path}: the header line is longer than ${limit} bytes`);
-		this.path = path;
-	}
 }

@@ -4,21 +4,11 @@
  * `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
  * @module
  */
+
+import { SessionLockedError } from "./errors.ts";
 import { io, isStorageError, type LockOwner, removeQuietly, type Task } from "./storage.ts";
 
-/** Another writer holds the session. Open it read-only, or try again after that writer closes. */
-export class SessionLockedError extends Error {
-	override name = "SessionLockedError";
-	readonly path: string;
-	/** The holder, when its lock file could be read. */
-	readonly owner: LockOwner | undefined;
-	constructor(path: string, owner: LockOwner | undefined, advice = "open it read-only or close the other writer") {
-		const by = owner ? `pid ${owner.pid} on ${owner.host}` : "another writer";
-		super(`${path} is locked by ${by}; ${advice}`);
-		this.path = path;
-		this.owner = owner;
-	}
-}
+export { SessionLockedError };
 
 /** A lock this process holds. */
 export interface WriterLock {

@@ -3,11 +3,9 @@
  * checks that keep caller-supplied ids and names inside the sessions directory. Paths use `/`.
  * @module
  */
+import { InvalidSessionPathError } from "./errors.ts";
 
-/** A session id, cwd or file name that could escape the sessions directory or is not a session. */
-export class InvalidSessionPathError extends Error {
-	override name = "InvalidSessionPathError";
-}
+export { InvalidSessionPathError };
 
 /**
  * The agent directory: `PI_CODING_AGENT_DIR` with a leading `~` expanded, or `<home>/.pi/agent`.

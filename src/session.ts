@@ -22,6 +22,7 @@ import {
 	type PendingLine,
 } from "./encoded-message.ts";
 import type { AgentMessage, SessionEntry, SessionHeader, SessionMessageEntry } from "./entries.ts";
+import { SessionClosedError, SessionNotFoundError, SessionReadOnlyError } from "./errors.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { encodeEntry } from "./jsonl.ts";
 import { READ_CHUNK_BYTES, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
@@ -29,6 +30,8 @@ import { acquireLock, releaseLock, type WriterLock } from "./lock.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
 import { io, isStorageError, removeQuietly, runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import { assertObjectMessage, type NewSessionOptions, SessionTree } from "./tree.ts";
+
+export { SessionClosedError, SessionNotFoundError, SessionReadOnlyError };
 
 /**
  * How appends reach stable storage. Before a new session's first user or assistant message no file exists (as in
@@ -41,26 +44,6 @@ export type Durability =
 	| "fsync"
 	/** Group commit: appends issued together are written in one write and fsynced together. */
 	| "group";
-
-/** Appending to a session that was opened read-only. */
-export class SessionReadOnlyError extends Error {
-	override name = "SessionReadOnlyError";
-}
-
-/** `open` of a path where there is no session file (ask for `create: true` to start one there). */
-export class SessionNotFoundError extends Error {
-	override name = "SessionNotFoundError";
-	readonly path: string;
-	constructor(path: string) {
-		super(`${path}: no such session file (to start a new session at this path, open it with create: true)`);
-		this.path = path;
-	}
-}
-
-/** The session was closed: it takes no more changes (open it again to go on). */
-export class SessionClosedError extends Error {
-	override name = "SessionClosedError";
-}
 
 const encoder = new TextEncoder();
 /** Rewrites are handed to storage in chunks of about this many characters. */

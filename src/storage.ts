@@ -8,6 +8,9 @@
  * `SyncStorage`. So every persistence rule exists once, whichever way it is driven.
  * @module
  */
+import { StorageError, type StorageErrorCode } from "./errors.ts";
+
+export { StorageError, type StorageErrorCode };
 
 /** What `stat` tells. */
 export interface FileStat {
@@ -32,20 +35,6 @@ export interface LockOwner {
 	startedAt: number;
 	/** Unique per lock taken, so one process can tell its own live locks from leftovers. */
 	token: string;
-}
-
-export type StorageErrorCode = "not-found" | "exists" | "io";
-
-/** A storage failure with a code the engine can act on. */
-export class StorageError extends Error {
-	override name = "StorageError";
-	readonly code: StorageErrorCode;
-	readonly path: string;
-	constructor(code: StorageErrorCode, path: string, message?: string, options?: { cause?: unknown }) {
-		super(message ?? `${code}: ${path}`, options);
-		this.code = code;
-		this.path = path;
-	}
 }
 
 /**

@@ -38,29 +38,12 @@ import {
 	type Usage,
 	type UsageEntry,
 } from "./entries.ts";
+import { EntryNotFoundError, InvalidContextEditError } from "./errors.ts";
 import { createEntryId, createSessionId } from "./ids.ts";
 import { type Diagnostic, type DiagnosticReason, excerptOf, SessionFormatError } from "./jsonl.ts";
 import { replaySystemMessages } from "./system-message.ts";
 
-/** Thrown when an operation names an entry that the session does not have. */
-export class EntryNotFoundError extends Error {
-	override name = "EntryNotFoundError";
-	readonly entryId: string;
-	constructor(entryId: string) {
-		super(`Entry ${entryId} not found`);
-		this.entryId = entryId;
-	}
-}
-
-/** A context edit that pi 1.6 would refuse: its target is not on the active branch or has no editable content. */
-export class InvalidContextEditError extends Error {
-	override name = "InvalidContextEditError";
-	readonly targetId: string;
-	constructor(targetId: string, why: string) {
-		super(`Entry ${targetId} ${why}`);
-		this.targetId = targetId;
-	}
-}
+export { EntryNotFoundError, InvalidContextEditError };
 
 /** Where a record came from, for diagnostics. */
 export interface RecordLocation {

@@ -1,0 +1,110 @@
+/**
+ * Every error class of the engine, in one module with no other dependencies: the worker client rebuilds
+ * errors from the worker as instances of these classes without loading the engine.
+ * @module
+ */
+import type { LockOwner } from "./storage.ts";
+
+export type StorageErrorCode = "not-found" | "exists" | "io";
+
+/** A parsed-but-rejected input: names the file (when known), line and excerpt. */
+export class SessionFormatError extends Error {
+	override name = "SessionFormatError";
+	readonly file: string | undefined;
+	readonly line: number;
+	readonly byteOffset: number;
+	readonly excerpt: string;
+	constructor(message: string, where: { file?: string; line: number; byteOffset: number; excerpt: string }) {
+		super(`${where.file ?? "<session>"}:${where.line}: ${message} (${JSON.stringify(where.excerpt)})`);
+		this.file = where.file;
+		this.line = where.line;
+		this.byteOffset = where.byteOffset;
+		this.excerpt = where.excerpt;
+	}
+}
+
+/** Appending to a session that was opened read-only. */
+export class SessionReadOnlyError extends Error {
+	override name = "SessionReadOnlyError";
+}
+
+/** `open` of a path where there is no session file (ask for `create: true` to start one there). */
+export class SessionNotFoundError extends Error {
+	override name = "SessionNotFoundError";
+	readonly path: string;
+	constructor(path: string) {
+		super(`${path}: no such session file (to start a new session at this path, open it with create: true)`);
+		this.path = path;
+	}
+}
+
+/** The session was closed: it takes no more changes (open it again to go on). */
+export class SessionClosedError extends Error {
+	override name = "SessionClosedError";
+}
+
+/** A storage failure with a code the engine can act on. */
+export class StorageError extends Error {
+	override name = "StorageError";
+	readonly code: StorageErrorCode;
+	readonly path: string;
+	constructor(code: StorageErrorCode, path: string, message?: string, options?: { cause?: unknown }) {
+		super(message ?? `${code}: ${path}`, options);
+		this.code = code;
+		this.path = path;
+	}
+}
+
+/** Another writer holds the session. Open it read-only, or try again after that writer closes. */
+export class SessionLockedError extends Error {
+	override name = "SessionLockedError";
+	readonly path: string;
+	/** The holder, when its lock file could be read. */
+	readonly owner: LockOwner | undefined;
+	constructor(path: string, owner: LockOwner | undefined, advice = "open it read-only or close the other writer") {
+		const by = owner ? `pid ${owner.pid} on ${owner.host}` : "another writer";
+		super(`${path} is locked by ${by}; ${advice}`);
+		this.path = path;
+		this.owner = owner;
+	}
+}
+
+/** The first line of a file is longer than header discovery reads; a full load can still open it. */
+export class HeaderTooLongError extends Error {
+	override name = "HeaderTooLongError";
+	readonly path: string;
+	constructor(path: string, limit: number) {
+		super(`${path}: the header line is longer than ${limit} bytes`);
+		this.path = path;
+	}
+}
+
+/** Thrown when an operation names an entry that the session does not have. */
+export class EntryNotFoundError extends Error {
+	override name = "EntryNotFoundError";
+	readonly entryId: string;
+	constructor(entryId: string) {
+		super(`Entry ${entryId} not found`);
+		this.entryId = entryId;
+	}
+}
+
+/** A context edit that pi 1.6 would refuse: its target is not on the active branch or has no editable content. */
+export class InvalidContextEditError extends Error {
+	override name = "InvalidContextEditError";
+	readonly targetId: string;
+	constructor(targetId: string, why: string) {
+		super(`Entry ${targetId} ${why}`);
+		this.targetId = targetId;
+	}
+}
+
+/** A session is not open in this engine (never opened, or closed). */
+export class UnknownSessionError extends Error {
+	override name = "UnknownSessionError";
+}
+
+/** A session id, cwd or file name that could escape the sessions directory or is not a session. */
+export class InvalidSessionPathError extends Error {
+	override name = "InvalidSessionPathError";
+}
