@@ -18,6 +18,7 @@ interface FileHandleLike {
 export interface FsPromisesLike {
 	open(path: string, flags: string): Promise<FileHandleLike>;
 	rename(from: string, to: string): Promise<void>;
+	link(existing: string, newPath: string): Promise<void>;
 	stat(
 		path: string,
 	): Promise<{ size: number; mtimeMs: number; mode: number; isFile(): boolean; isDirectory(): boolean }>;
@@ -42,6 +43,19 @@ export function storageErrorOf(error: unknown, path: string): StorageError {
 	const kind = code === "ENOENT" ? "not-found" : code === "EEXIST" ? "exists" : "io";
 	const message = error instanceof Error ? error.message : String(error);
 	return new StorageError(kind, path, `${kind}: ${path}: ${message}`, { cause: error });
+}
+
+const COPY_CHUNK_BYTES = 1 << 20;
+
+/** Error codes of a file system that has no hard links (or none for this file). */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"]);
+
+/** Map an error of `link` (see `storageErrorOf`): no hard links here is `unsupported`. */
+export function linkErrorOf(error: unknown, path: string): StorageError {
+	const code = (error as { code?: string }).code;
+	if (code === undefined || !NO_HARD_LINKS.has(code)) return storageErrorOf(error, path);
+	const message = error instanceof Error ? error.message : String(error);
+	return new StorageError("unsupported", path, `unsupported: ${path}: no hard links here (${message})`, { cause: error });
 }
 
 /** The directory to list is not there, or is not a directory (listing it then finds nothing, as in pi). */
@@ -188,6 +202,11 @@ export interface FsPromisesStorageOptions {
 	 * and closes its file). Only for a file system that nothing but this storage changes (see `AppendHandles`).
 	 */
 	keepAppendHandles?: AppendHandleLimits;
+	/**
+	 * The file system has no (dependable) hard links: `link` is `unsupported`, and exclusive creates are
+	 * published with this rename, which must refuse (`EEXIST`) a name that exists.
+	 */
+	withoutHardLinks?: { renameExclusive(from: string, to: string): Promise<void> };
 }
 
 /**
@@ -201,6 +220,7 @@ export function fsPromisesStorage(
 	options: FsPromisesStorageOptions = {},
 ): Storage {
 	const appendHandles = options.keepAppendHandles ? new AppendHandles(fs, options.keepAppendHandles) : undefined;
+	const noHardLinks = options.withoutHardLinks;
 	/** Run `action`, which changes the files at `paths`, with no append handle kept open on them. */
 	const changing = <T>(paths: string[], action: () => Promise<T>): Promise<T> =>
 		appendHandles ? appendHandles.changing(paths, action) : action();
@@ -223,6 +243,36 @@ export function fsPromisesStorage(
 			if (durable) await handle.datasync();
 		} finally {
 			await handle.close();
+		}
+	};
+
+	/** A file's content, a chunk at a time. */
+	const copyOf = async (real: string): Promise<Uint8Array[]> => {
+		const handle = await fs.open(real, "r");
+		try {
+			const chunks: Uint8Array[] = [];
+			for (let offset = 0; ; ) {
+				const chunk = new Uint8Array(COPY_CHUNK_BYTES);
+				const { bytesRead } = await handle.read(chunk, 0, chunk.length, offset);
+				if (bytesRead === 0) return chunks;
+				chunks.push(chunk.subarray(0, bytesRead));
+				offset += bytesRead;
+			}
+		} finally {
+			await handle.close();
+		}
+	};
+	/** An exclusive create written in place; if writing fails, the file it made is removed. */
+	const writeInPlace = async (real: string, chunks: Iterable<Uint8Array>, durable: boolean): Promise<void> => {
+		const handle = await fs.open(real, "wx");
+		try {
+			await writeChunks(handle, chunks);
+			if (durable) await handle.datasync();
+			await handle.close();
+		} catch (error) {
+			await handle.close().catch(() => undefined);
+			await fs.unlink(real).catch(() => undefined);
+			throw error;
 		}
 	};
 
@@ -249,7 +299,32 @@ export function fsPromisesStorage(
 			guarded(path, (real) =>
 				appendHandles ? appendHandles.append(real, data, durable) : writeAll(real, "a", [data], durable),
 			),
-		createExclusive: (path, chunks, durable) => guarded(path, (real) => writeAll(real, "wx", chunks, durable)),
+		createExclusive: (path, chunks, durable) =>
+			guarded(path, async (real) => {
+				// Written under a temporary name, then linked to its own (which fails if that exists): nobody
+				// sees it partly written, and a failure leaves nothing. Without hard links, written in place
+				// and removed on failure (the exclusive open makes it ours).
+				const temporary = temporaryName(real);
+				await writeAll(temporary, "wx", chunks, durable);
+				try {
+					if (noHardLinks) return await noHardLinks.renameExclusive(temporary, real);
+					await fs.link(temporary, real);
+				} catch (error) {
+					if (linkErrorOf(error, path).code !== "unsupported") throw error;
+					await writeInPlace(real, await copyOf(temporary), durable);
+				} finally {
+					await fs.unlink(temporary).catch(() => undefined);
+				}
+			}),
+		link: (from, to) =>
+			guarded(from, async (real) => {
+				if (noHardLinks) throw new StorageError("unsupported", from, `unsupported: ${from}: no hard links here`);
+				try {
+					await fs.link(real, resolve(to));
+				} catch (error) {
+					throw linkErrorOf(error, from);
+				}
+			}),
 		replace: (path, chunks) =>
 			guarded(path, async (real) => {
 				const temporary = temporaryName(real);

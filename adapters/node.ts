@@ -14,7 +14,14 @@ import { isLockHeldHere } from "../src/lock.ts";
 import { resolveAgentDir } from "../src/paths.ts";
 import type { DirEntry, FileStat, LockOwner, Storage, SyncStorage } from "../src/storage.ts";
 import { StorageError } from "../src/storage.ts";
-import { fsPromisesStorage, isNoDirectory, type LockIdentity, storageErrorOf, temporaryName } from "./fs-promises.ts";
+import {
+	fsPromisesStorage,
+	isNoDirectory,
+	linkErrorOf,
+	type LockIdentity,
+	storageErrorOf,
+	temporaryName,
+} from "./fs-promises.ts";
 
 /**
  * When a process started (epoch ms), from Linux's /proc; undefined elsewhere. Computed the same way for
@@ -85,15 +92,44 @@ function guarded<T>(path: string, action: () => T): T {
 	}
 }
 
+function writeAllTo(fd: number, chunks: Iterable<Uint8Array>, durable: boolean): void {
+	for (const chunk of chunks) {
+		for (let written = 0; written < chunk.length; ) written += fs.writeSync(fd, chunk, written);
+	}
+	if (durable) fs.fdatasyncSync(fd);
+}
+
 function writeAllSync(path: string, flags: string, chunks: Iterable<Uint8Array>, durable: boolean): void {
 	const fd = fs.openSync(path, flags);
 	try {
-		for (const chunk of chunks) {
-			for (let written = 0; written < chunk.length; ) written += fs.writeSync(fd, chunk, written);
-		}
-		if (durable) fs.fdatasyncSync(fd);
+		writeAllTo(fd, chunks, durable);
 	} finally {
 		fs.closeSync(fd);
+	}
+}
+
+/**
+ * An exclusive create that is whole or nothing (see `StorageOps.createExclusive`): written under a
+ * temporary name and linked to its own; without hard links, written in place and removed on failure.
+ */
+function createExclusiveSync(path: string, chunks: Iterable<Uint8Array>, durable: boolean): void {
+	const temporary = temporaryName(path);
+	writeAllSync(temporary, "wx", chunks, durable);
+	try {
+		fs.linkSync(temporary, path);
+	} catch (error) {
+		if (linkErrorOf(error, path).code !== "unsupported") throw error;
+		const fd = fs.openSync(path, "wx"); // from here on the file is ours: remove it if writing fails
+		try {
+			writeAllTo(fd, [fs.readFileSync(temporary)], durable);
+		} catch (writeError) {
+			fs.closeSync(fd);
+			fs.rmSync(path, { force: true });
+			throw writeError;
+		}
+		fs.closeSync(fd);
+	} finally {
+		fs.rmSync(temporary, { force: true });
 	}
 }
 
@@ -117,7 +153,15 @@ export function createNodeSyncStorage(): SyncStorage {
 				}
 			}),
 		append: (path, data, durable) => guarded(path, () => writeAllSync(path, "a", [data], durable)),
-		createExclusive: (path, chunks, durable) => guarded(path, () => writeAllSync(path, "wx", chunks, durable)),
+		createExclusive: (path, chunks, durable) => guarded(path, () => createExclusiveSync(path, chunks, durable)),
+		link: (from, to) =>
+			guarded(from, () => {
+				try {
+					fs.linkSync(from, to);
+				} catch (error) {
+					throw linkErrorOf(error, from);
+				}
+			}),
 		replace: (path, chunks) =>
 			guarded(path, () => {
 				const temporary = temporaryName(path);

@@ -40,10 +40,12 @@ import type {
 } from "../src/entries.ts";
 import { isSessionHeader } from "../src/entries.ts";
 import { LineSplitter, parseSessionEntries as parseEntries, parseLine } from "../src/jsonl.ts";
-import { releaseLock, SessionLockedError, type WriterLock } from "../src/lock.ts";
+import { acquireLock, releaseLock, SessionLockedError, type WriterLock } from "../src/lock.ts";
 import { migrateToCurrentVersion } from "../src/migrate.ts";
 import { defaultSessionDir, sessionsRoot, validateSessionId } from "../src/paths.ts";
-import { forkFromTask, type OpenOptions, SessionCore } from "../src/session.ts";
+import { branchIntoNewFile, forkFromTask } from "../src/fork.ts";
+import { newSessionCore, type OpenOptions, openSessionFile, prepareToOpen } from "../src/open-session.ts";
+import { SessionCore } from "../src/session-core.ts";
 import { runTaskSync, type Task } from "../src/storage.ts";
 import { SessionTree } from "../src/tree.ts";
 import { agentDir, createNodeStorage, createNodeSyncStorage } from "./node.ts";
@@ -94,7 +96,7 @@ function hold(core: SessionCore): SessionCore {
 
 /** Stop a core taking changes and release its file's lock if no other manager of this process uses it. */
 function release(core: SessionCore): void {
-	runTaskSync(core.close(), storage);
+	core.stopChanges();
 	const held = core.path === undefined ? undefined : heldLocks.get(core.path);
 	if (!held?.holders.delete(core) || held.holders.size > 0) return;
 	heldLocks.delete(core.path as string);
@@ -117,7 +119,32 @@ function run<T>(task: Task<T>): T {
 
 /** Open a file for writing, sharing the lock with the managers of this process that already have it. */
 function openCore(path: string, options: OpenOptions): SessionCore {
-	return hold(run(SessionCore.open(path, { ...options, writerLockHeld: heldLocks.has(path) })));
+	run(prepareToOpen(path, { create: true }));
+	const lock = heldLocks.has(path) ? undefined : run(acquireLock(path));
+	try {
+		const core = run(openSessionFile(path, options));
+		core.lock = lock;
+		return hold(core);
+	} catch (error) {
+		if (lock) releaseQuietly(lock);
+		throw error;
+	}
+}
+
+/** A new core in `sessionDir`, or a fork of another file, with its writer lock. */
+function lockedCore(task: Task<SessionCore>): SessionCore {
+	const core = run(task);
+	core.lock = run(acquireLock(core.path as string));
+	return core;
+}
+
+/** Release a lock after a failure: the failure is the one to report. */
+function releaseQuietly(lock: WriterLock): void {
+	try {
+		runTaskSync(releaseLock(lock), storage);
+	} catch {
+		// See above.
+	}
 }
 
 /** pi's path resolution: `~` expanded, relative paths made absolute against the working directory. */
@@ -266,7 +293,7 @@ export class SessionManager {
 	static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager {
 		const resolvedCwd = resolvePath(cwd);
 		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(resolvedCwd);
-		return new SessionManager(run(SessionCore.create({ ...options, cwd: resolvedCwd, sessionDir: dir })), true);
+		return new SessionManager(lockedCore(newSessionCore({ ...options, cwd: resolvedCwd, sessionDir: dir })), true);
 	}
 
 	/** Open a session file (a missing file becomes a new session at that path). */
@@ -313,7 +340,7 @@ export class SessionManager {
 	): SessionManager {
 		const cwd = resolvePath(targetCwd);
 		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(cwd);
-		const core = run(forkFromTask(resolvePath(sourcePath), cwd, dir, { id: options?.id }));
+		const core = lockedCore(forkFromTask(resolvePath(sourcePath), cwd, dir, { id: options?.id }));
 		return new SessionManager(withCwd(core, cwd), true);
 	}
 
@@ -374,7 +401,7 @@ export class SessionManager {
 			// Read the file (if any), lock nothing, write nothing.
 			this.#memoryFile = path;
 			const read = statSync(path, { throwIfNoEntry: false })?.size
-				? runTaskSync(SessionCore.open(path, { readOnly: true }), storage)
+				? runTaskSync(openSessionFile(path, { readOnly: true }), storage)
 				: undefined;
 			const cwd = this.#core.cwd;
 			this.#core = withCwd(read ? SessionCore.detached(read.tree) : SessionCore.inMemory({ cwd }), cwd);
@@ -389,7 +416,7 @@ export class SessionManager {
 	newSession(options?: NewSessionOptions): string | undefined {
 		const cwd = this.#core.cwd;
 		const next = this.#persist
-			? run(SessionCore.create({ cwd, sessionDir: this.#core.sessionDir, ...options }))
+			? lockedCore(newSessionCore({ cwd, sessionDir: this.#core.sessionDir, ...options }))
 			: SessionCore.inMemory({ cwd, ...options });
 		release(this.#core);
 		this.#core = hold(withCwd(next, cwd));
@@ -556,8 +583,18 @@ export class SessionManager {
 	createBranchedSession(leafId: string): string | undefined {
 		const previous = this.#core;
 		previous.assertWritable();
-		const next = withCwd(previous.branch(leafId), previous.cwd);
-		run(next.takeOver(previous, false));
+		const next = withCwd(branchIntoNewFile(previous, leafId), previous.cwd);
+		if (next.path) {
+			// The new file is locked and written before the manager lets go of the old one.
+			const lock = run(acquireLock(next.path));
+			try {
+				runTaskSync(next.persist(next.size, false), storage);
+			} catch (error) {
+				releaseQuietly(lock);
+				throw error;
+			}
+			next.lock = lock;
+		}
 		release(previous);
 		this.#core = hold(next);
 		return next.path;

@@ -63,9 +63,40 @@ export function createZenfsStorage(fileSystem: FileSystem, options: ZenfsStorage
 		}
 		return joinPath(root, path);
 	};
-	return fsPromisesStorage(context.fs.promises as unknown as FsPromisesLike, zenfsLockIdentity, resolve, {
+	const fs = context.fs.promises as unknown as FsPromisesLike;
+	return fsPromisesStorage(fs, zenfsLockIdentity, resolve, {
 		keepAppendHandles: options.keepAppendHandles,
+		withoutHardLinks: { renameExclusive: exclusiveRename(fileSystem, fs) },
 	});
+}
+
+/** The exclusive renames being made on each file system, one after another. */
+const renameQueues = new WeakMap<FileSystem, Promise<void>>();
+
+/**
+ * ZenFS's hard links do not survive the original's name being replaced, so exclusive creates are
+ * published by a rename that refuses an existing name. One realm uses a ZenFS file system, so a check
+ * followed by the rename, one at a time per file system, is exclusive.
+ */
+function exclusiveRename(fileSystem: FileSystem, fs: FsPromisesLike): (from: string, to: string) => Promise<void> {
+	return (from, to) => {
+		const done = (renameQueues.get(fileSystem) ?? Promise.resolve()).then(async () => {
+			const taken = await fs.stat(to).then(
+				() => true,
+				(error: { code?: string }) => {
+					if (error.code === "ENOENT") return false;
+					throw error;
+				},
+			);
+			if (taken) throw Object.assign(new Error(`EEXIST: file already exists, rename to '${to}'`), { code: "EEXIST" });
+			await fs.rename(from, to);
+		});
+		renameQueues.set(
+			fileSystem,
+			done.catch(() => undefined),
+		);
+		return done;
+	};
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import { SessionLockedError } from "./errors.ts";
-import { io, isStorageError, type LockOwner, removeQuietly, type Task } from "./storage.ts";
+import { io, isStorageError, type LockOwner, type Task } from "./storage.ts";
 
 export { SessionLockedError };
 
@@ -86,12 +86,9 @@ export function* acquireLock(path: string): Task<WriterLock> {
 			return { path, lockPath, owner };
 		} catch (error) {
 			heldHere.delete(owner.token);
-			if (!isStorageError(error, "exists")) {
-				// Created but not written (a full disk): a lock file of ours, empty or whole, would lock the
-				// session against everyone, us included. Nobody else can have created it meanwhile.
-				yield* removeQuietly(lockPath);
-				throw error;
-			}
+			// Any other failure (out of file descriptors, a full disk) left no file of ours: an exclusive create
+			// is whole or nothing. A lock file there now is someone else's, and must be left alone.
+			if (!isStorageError(error, "exists")) throw error;
 		}
 		const current = yield* readOwner(lockPath);
 		if (current && (yield* io("isLockOwnerAlive", current))) throw new SessionLockedError(path, current);

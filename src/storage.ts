@@ -49,13 +49,20 @@ export interface StorageOps {
 	/**
 	 * Create a file that must not exist yet (`exists` otherwise), with the given chunks as content. Chunks
 	 * may be produced as they are asked for (a rewrite of a large file is encoded while it is written):
-	 * iterate them once, in order.
+	 * iterate them once, in order. Whole or not at all: nobody sees the file before all of it is written,
+	 * and a create that fails leaves nothing behind (so a lock file is never seen empty, and a failed
+	 * create can be tried again).
 	 */
 	createExclusive(path: string, chunks: Iterable<Uint8Array>, durable: boolean): void;
 	/** Replace a file atomically: write a temporary file, flush it, rename it over `path`. */
 	replace(path: string, chunks: Iterable<Uint8Array>): void;
 	/** Rename; `not-found` if `from` does not exist. Replaces `to`. */
 	rename(from: string, to: string): void;
+	/**
+	 * Give an existing file a second name (a hard link: appends to either name show in both). `exists` if
+	 * `to` exists, `not-found` if `from` does not, `unsupported` if this storage has no hard links.
+	 */
+	link(from: string, to: string): void;
 	/** `null` when nothing is there. */
 	stat(path: string): FileStat | null;
 	/** Entries of a directory; empty when it does not exist. */

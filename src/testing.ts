@@ -153,6 +153,7 @@ function storageOverSync(sync: SyncStorage): Storage {
 		createExclusive: async (path, chunks, durable) => runTaskSync(io("createExclusive", path, chunks, durable), sync),
 		replace: async (path, chunks) => runTaskSync(io("replace", path, chunks), sync),
 		rename: async (from, to) => runTaskSync(io("rename", from, to), sync),
+		link: async (from, to) => runTaskSync(io("link", from, to), sync),
 		stat: async (path) => runTaskSync(io("stat", path), sync),
 		list: async (dir) => runTaskSync(io("list", dir), sync),
 		mkdir: async (dir) => runTaskSync(io("mkdir", dir), sync),

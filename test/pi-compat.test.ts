@@ -1507,7 +1507,8 @@ describe("review findings, answered as pi 1.6.0 answers", () => {
 		// A full disk for new session files: creating one fails (its lock file can still be made).
 		const openSync = fsModule.openSync;
 		fsModule.openSync = ((path: string, flags: string, ...rest: never[]) => {
-			if (flags === "wx" && path.endsWith(".jsonl"))
+			// The session file itself, or the temporary file it is written to before it is linked into place.
+			if (flags === "wx" && /\.jsonl(\.[0-9a-f]{8}\.tmp)?$/.test(path))
 				throw Object.assign(new Error("ENOSPC: no space left"), { code: "ENOSPC" });
 			return openSync(path, flags, ...rest);
 		}) as typeof openSync;

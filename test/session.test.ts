@@ -218,21 +218,32 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		const v2 = `${header().replace('"version":3', '"version":2')}\n${custom("aaaaaaaa", null)}\n`;
 		const late = `${custom("bbbbbbbb", "aaaaaaaa")}\n`;
 		let appendedMeanwhile = false;
+		const appendLate = async () => {
+			if (appendedMeanwhile) return;
+			appendedMeanwhile = true;
+			await base.append(path, encoder.encode(late), false);
+		};
 		const storage: Storage = {
 			...base,
+			// With hard links, "pi" appends just before the rewrite replaces the file (after every check); without,
+			// while the backup copy is being written.
+			replace: async (target, chunks) => {
+				if (target === path) await appendLate();
+				return base.replace(target, chunks);
+			},
 			createExclusive: async (target, chunks, durable) => {
-				// While the backup is being written, "pi" appends to the original.
-				if (!appendedMeanwhile && target.includes(".bak.")) {
-					appendedMeanwhile = true;
-					await base.append(path, encoder.encode(late), false);
-				}
+				if (target.includes(".bak.")) await appendLate();
 				return base.createExclusive(target, chunks, durable);
 			},
 		};
 		await write(base, path, v2);
 		const session = await Session.open(storage, path);
+		expect(appendedMeanwhile).toBe(true);
 		expect(session.tree.getEntries().map((entry) => entry.id)).toEqual(["aaaaaaaa", "bbbbbbbb"]);
+		expect(session.report.migratedFrom).toEqual({ version: 2, backupPath: `${path}.v2.bak` });
 		expect(await readText(base, `${path}.v2.bak`)).toBe(v2 + late);
+		const lines = (await readText(base, path)).split("\n").filter(Boolean);
+		expect(lines.map((line) => JSON.parse(line).id)).toEqual([JSON.parse(header()).id, "aaaaaaaa", "bbbbbbbb"]);
 		expect((await base.list(root)).map((e) => e.name).sort()).toEqual([
 			"v2-busy.jsonl",
 			"v2-busy.jsonl.lock",
@@ -241,13 +252,32 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		await session.close();
 	});
 
-	it("a backup that fails midway leaves no partial .bak and the original as it was", async () => {
+	it("a migration whose rewrite fails leaves the original as it was, and no backup", async () => {
+		const { storage: base, root } = await setup();
+		const path = `${root}/v2-rewrite-fails.jsonl`;
+		const v2 = `${header().replace('"version":3', '"version":2')}\n${custom("aaaaaaaa", null)}\n`;
+		await write(base, path, v2);
+		const storage: Storage = {
+			...base,
+			replace: async (target) => {
+				throw new StorageError("io", target, "io: no space left");
+			},
+		};
+		await expect(Session.open(storage, path)).rejects.toBeInstanceOf(StorageError);
+		expect(await readText(base, path)).toBe(v2);
+		expect((await base.list(root)).map((e) => e.name)).toEqual(["v2-rewrite-fails.jsonl"]);
+	});
+
+	it("a backup copy (no hard links) that fails midway leaves no partial .bak and the original as it was", async () => {
 		const { storage: base, root } = await setup();
 		const path = `${root}/v2-full-disk.jsonl`;
 		const v2 = `${header().replace('"version":3', '"version":2')}\n${custom("aaaaaaaa", null)}\n`;
 		await write(base, path, v2);
 		const storage: Storage = {
 			...base,
+			link: async (from) => {
+				throw new StorageError("unsupported", from, "unsupported: no hard links");
+			},
 			append: async (target, data, durable) => {
 				if (target.includes(".bak.")) throw new StorageError("io", target, "io: no space left");
 				return base.append(target, data, durable);
@@ -261,25 +291,66 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		await session.close();
 	});
 
-	it("a lock file whose write fails is not left behind to lock everyone out", async () => {
+	it("a failure to create the lock (out of file descriptors) leaves another writer's live lock alone", async () => {
 		const { storage: base, root } = await setup();
-		const path = `${root}/lock-write-fails.jsonl`;
-		let failLock = true;
+		const path = `${root}/emfile.jsonl`;
+		await write(base, path, `${header()}\n`);
+		const other = await Session.open(base, path); // the live writer
+		const lockBefore = await readText(base, `${path}.lock`);
 		const storage: Storage = {
 			...base,
 			createExclusive: async (target, chunks, durable) => {
-				if (failLock && target.endsWith(".lock")) {
-					failLock = false;
-					await base.createExclusive(target, [], durable); // created, then the write fails
-					throw new StorageError("io", target, "io: no space left");
-				}
+				if (target.endsWith(".lock")) throw new StorageError("io", target, "io: EMFILE: too many open files");
 				return base.createExclusive(target, chunks, durable);
 			},
 		};
-		await expect(Session.create(storage, { cwd: "/p", sessionDir: root })).rejects.toBeInstanceOf(StorageError);
-		expect(await base.list(root)).toEqual([]);
-		const session = await Session.open(storage, path, { create: true });
+		await expect(Session.open(storage, path)).rejects.toThrow(/EMFILE/);
+		expect(await readText(base, `${path}.lock`)).toBe(lockBefore);
+		await expect(Session.open(base, path)).rejects.toBeInstanceOf(SessionLockedError);
+		await other.close();
+	});
+
+	it("a new session whose file cannot be created at first keeps what it acknowledged and creates it later", async () => {
+		const { storage: base, root } = await setup();
+		let failures = 1;
+		const storage: Storage = {
+			...base,
+			createExclusive: async (target, chunks, durable) => {
+				if (target.endsWith(".jsonl") && failures-- > 0) throw new StorageError("io", target, "io: no space left");
+				return base.createExclusive(target, chunks, durable);
+			},
+		};
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		const model = await session.appendModelChange("anthropic", "claude"); // acknowledged: no file yet, as pi
+		await expect(session.appendMessage(userMessage("first", 1))).rejects.toThrow(/no space left/);
+		expect(await base.stat(session.path as string)).toBeNull();
+		const second = await session.appendMessage(userMessage("second", 2)); // the next write creates the file
 		await session.close();
+		const ids = (await readText(base, session.path as string))
+			.split("\n")
+			.filter(Boolean)
+			.slice(1)
+			.map((line) => JSON.parse(line).id);
+		expect(ids[0]).toBe(model);
+		expect(ids.at(-1)).toBe(second);
+		expect(ids).toHaveLength(3); // the message whose write was refused is in the session, and written with it
+	});
+
+	it("close() writes a new session whose first create failed, or reports why not", async () => {
+		const { storage: base, root } = await setup();
+		let failures = 1;
+		const storage: Storage = {
+			...base,
+			createExclusive: async (target, chunks, durable) => {
+				if (target.endsWith(".jsonl") && failures-- > 0) throw new StorageError("io", target, "io: no space left");
+				return base.createExclusive(target, chunks, durable);
+			},
+		};
+		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
+		await expect(session.appendMessage(userMessage("only", 1))).rejects.toThrow(/no space left/);
+		await session.close();
+		const lines = (await readText(base, session.path as string)).split("\n").filter(Boolean);
+		expect(lines).toHaveLength(2);
 	});
 
 	it("repairs a torn last line with a newline so the next append stands on its own line", async () => {

@@ -1,39 +1,20 @@
 /**
- * Messages that arrive already encoded: the worker client turns each appended message into JSON text on
- * the caller's thread and sends the UTF-8 bytes of a whole burst in one transferred buffer. The engine
- * writes those bytes as they are and makes the message an object only when the session is read, so a
- * burst of appends costs the worker neither a structured-clone copy of every message nor a
- * `JSON.stringify` of it.
+ * The bytes of lines to write: encoded text, and message entries whose message is JSON bytes already
+ * (the worker sends messages that way, so a burst costs it neither a copy of every message nor a
+ * `JSON.stringify` of it). Also the chunking of large rewrites.
  * @module
  */
-import type { SessionMessageEntry } from "./entries.ts";
 
 /**
- * Stands in for a message, in its entry, until the session is read (see `SessionCore.materialize`).
- * `role` is known at once, since a new session's file is created with its first assistant message.
- */
-export class EncodedMessage {
-	readonly role: string | undefined;
-	readonly json: Uint8Array;
-
-	constructor(role: string | undefined, json: Uint8Array) {
-		this.role = role;
-		this.json = json;
-	}
-
-	/** Never written as itself: a path that forgot to make it an object fails loudly instead. */
-	toJSON(): never {
-		throw new Error("internal error: an encoded message was written before it was decoded");
-	}
-}
-
-/**
- * A message entry's line whose message is JSON bytes already: the entry's other fields, then the bytes,
- * then `}` and a newline. The entry must be one made by `SessionTree.appendMessage` (type, id, parentId,
- * timestamp, then the message), so the line is byte for byte what `JSON.stringify` of the entry gives.
+ * A message entry's line whose message is JSON bytes already: `{"type":"message"`, these fields, then the
+ * bytes, then `}` and a newline: byte for byte what `JSON.stringify` gives for the entry
+ * `SessionTree.appendMessage` makes (type, id, parentId, timestamp, then the message).
  */
 export interface EncodedLine {
-	entry: SessionMessageEntry;
+	id: string;
+	parentId: string | null;
+	timestamp: string;
+	/** The message's JSON text, UTF-8. */
 	json: Uint8Array;
 }
 
@@ -62,9 +43,9 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** Decode a message sent encoded; a `TypeError` if its bytes are not UTF-8 JSON. */
-export function decodeMessage(message: EncodedMessage): unknown {
+export function decodeMessage(json: Uint8Array): unknown {
 	try {
-		return JSON.parse(decoder.decode(message.json));
+		return JSON.parse(decoder.decode(json));
 	} catch (error) {
 		throw new TypeError("an encoded message is not valid UTF-8 JSON", { cause: error });
 	}
@@ -86,8 +67,8 @@ const FIELD_BYTES = FIELD_ID.length + FIELD_PARENT_ID.length + FIELD_TIMESTAMP.l
  * Bytes a message entry's line may take: a character of a field takes 6 at most (escaped as a `\u`
  * sequence; a surrogate pair's 4 bytes of UTF-8 are fewer than its two characters may take).
  */
-function encodedLineBytesAtMost({ entry, json }: EncodedLine): number {
-	const fieldChars = entry.id.length + (entry.parentId?.length ?? 4) + entry.timestamp.length + 6;
+function encodedLineBytesAtMost({ id, parentId, timestamp, json }: EncodedLine): number {
+	const fieldChars = id.length + (parentId?.length ?? 4) + timestamp.length + 6;
 	return FIELD_BYTES + 6 * fieldChars + json.length + 2;
 }
 
@@ -107,7 +88,7 @@ function writePlainString(bytes: Uint8Array, at: number, text: string): number {
 }
 
 /** Write the fields of `entry` before its message at `at`, when all are plain (the usual case); the new end, or -1. */
-function writePlainPrefix(bytes: Uint8Array, at: number, { id, parentId, timestamp }: SessionMessageEntry): number {
+function writePlainPrefix(bytes: Uint8Array, at: number, { id, parentId, timestamp }: EncodedLine): number {
 	bytes.set(FIELD_ID, at);
 	at = writePlainString(bytes, at + FIELD_ID.length, id);
 	if (at < 0) return -1;
@@ -128,17 +109,17 @@ function writePlainPrefix(bytes: Uint8Array, at: number, { id, parentId, timesta
 }
 
 /** The fields of `entry` before its message, as `JSON.stringify` writes them, whatever they hold. */
-function prefixText({ id, parentId, timestamp }: SessionMessageEntry): string {
+function prefixText({ id, parentId, timestamp }: EncodedLine): string {
 	const parent = parentId === null ? "null" : JSON.stringify(parentId);
 	return `{"type":"message","id":${JSON.stringify(id)},"parentId":${parent},"timestamp":${JSON.stringify(timestamp)},"message":`;
 }
 
 /** Write a message entry's line at `at` (room for `encodedLineBytesAtMost`); the new end. */
-function writeEncodedLine(bytes: Uint8Array, at: number, { entry, json }: EncodedLine): number {
-	let end = writePlainPrefix(bytes, at, entry);
-	if (end < 0) end = at + encoder.encodeInto(prefixText(entry), bytes.subarray(at)).written;
-	bytes.set(json, end);
-	end += json.length;
+function writeEncodedLine(bytes: Uint8Array, at: number, line: EncodedLine): number {
+	let end = writePlainPrefix(bytes, at, line);
+	if (end < 0) end = at + encoder.encodeInto(prefixText(line), bytes.subarray(at)).written;
+	bytes.set(line.json, end);
+	end += line.json.length;
 	bytes[end++] = CLOSE_BRACE;
 	bytes[end++] = LINE_FEED;
 	return end;
@@ -156,4 +137,26 @@ export function encodeLines(lines: readonly PendingLine[]): Uint8Array {
 		else at = writeEncodedLine(bytes, at, line);
 	}
 	return bytes.subarray(0, at);
+}
+
+/** Rewrites are handed to storage in chunks of about this many characters. */
+const REWRITE_CHUNK_CHARS = 4 << 20;
+
+/**
+ * Encode lines into chunks of bounded size, each as it is asked for: a rewrite of a large file holds one
+ * chunk at a time, not the whole file encoded.
+ */
+export function* encodeChunks(lines: Iterable<PendingLine>): Generator<Uint8Array, void, undefined> {
+	let pending: PendingLine[] = [];
+	let pendingChars = 0;
+	for (const line of lines) {
+		pending.push(line);
+		pendingChars += lineSize(line);
+		if (pendingChars >= REWRITE_CHUNK_CHARS) {
+			yield encodeLines(pending);
+			pending = [];
+			pendingChars = 0;
+		}
+	}
+	if (pending.length > 0) yield encodeLines(pending);
 }

@@ -1,0 +1,127 @@
+/**
+ * Migrating a file in place while keeping the original: `<file>.v<N>.bak` (or `.v<N>.<k>.bak`, never
+ * overwriting an earlier backup). pi appends without a lock, so a line may arrive while a migration runs;
+ * it must end in the new file, or at worst in the backup, never in neither.
+ * @module
+ */
+import { encodeEntry } from "./jsonl.ts";
+import { encodeChunks } from "./line-bytes.ts";
+import { READ_CHUNK_BYTES, type ReadSession } from "./load.ts";
+import { io, isStorageError, removeQuietly, type Task } from "./storage.ts";
+
+/** What a migration did. */
+export interface Migrated {
+	/** Where the original is kept; undefined when nothing was changed (the file changed first: read it again). */
+	backupPath: string | undefined;
+	/**
+	 * False when the file holds more than what was read: lines appended meanwhile were carried over into
+	 * the new file (or, when `backupPath` is undefined, nothing was done). Either way, read it again.
+	 */
+	complete: boolean;
+}
+
+/** The migrated file's lines: records re-encoded, skipped lines kept as they were, in the original order. */
+export function* rewrittenLines(read: ReadSession): Generator<string> {
+	let skipped = 0;
+	for (let index = 0; index <= read.records.length; index++) {
+		while (read.skippedLines[skipped] && (read.skippedLines[skipped]?.afterRecords ?? 0) <= index) {
+			yield `${read.skippedLines[skipped]?.text}\n`;
+			skipped++;
+		}
+		const record = read.records[index];
+		if (record) yield encodeEntry(record);
+	}
+}
+
+/** Backup names to try, in order: `<base>.bak`, then `<base>.1.bak`, `<base>.2.bak`, … */
+function backupName(base: string, attempt: number): string {
+	return attempt === 0 ? `${base}.bak` : `${base}.${attempt}.bak`;
+}
+
+const MAX_BACKUP_NAMES = 1000;
+
+/**
+ * Rewrite `path` migrated, keeping the original as a backup. The backup is a second name (a hard link)
+ * of the original file, made before the rewrite replaces `path` atomically: a line appended before the
+ * replace lands in the original, so in the backup, and is then carried over into the new file; one
+ * appended after it lands in the new file. A storage without hard links gets a copy instead, flushed
+ * before the rewrite, and the rewrite is dropped if the file changed meanwhile (a line appended in the
+ * instant between that check and the rewrite is then in neither: only a writer that takes no lock, on a
+ * storage without hard links, can do that).
+ */
+export function* migrateWithBackup(path: string, read: ReadSession): Task<Migrated> {
+	const base = `${path}.v${read.migration.fromVersion}`;
+	const linked = yield* linkBackup(path, base);
+	const backupPath = linked ?? (yield* copyBackup(path, base, read.size));
+	if (!linked && (yield* changedSince(path, read))) {
+		yield* io("remove", backupPath); // a copy of what is still there: nothing was changed yet
+		return { backupPath: undefined, complete: false };
+	}
+	try {
+		yield* io("replace", path, encodeChunks(rewrittenLines(read)));
+	} catch (error) {
+		// Nothing was changed: the backup is a second name or a copy of what is still there.
+		yield* removeQuietly(backupPath);
+		throw error;
+	}
+	if (!linked) return { backupPath, complete: true };
+	const original = yield* io("stat", backupPath);
+	if (!original || original.size <= read.size) return { backupPath, complete: true };
+	yield* io("append", path, yield* io("readRange", backupPath, read.size, original.size), false);
+	return { backupPath, complete: false };
+}
+
+/** Whether the file is no longer the one read (it grew, or was written). */
+function* changedSince(path: string, read: ReadSession): Task<boolean> {
+	const now = yield* io("stat", path);
+	return now?.size !== read.size || now.mtimeMs !== read.mtimeMs;
+}
+
+/** Give the original a backup name; `undefined` if this storage cannot (no hard links). */
+function* linkBackup(path: string, base: string): Task<string | undefined> {
+	for (let attempt = 0; attempt < MAX_BACKUP_NAMES; attempt++) {
+		const candidate = backupName(base, attempt);
+		try {
+			yield* io("link", path, candidate);
+			return candidate;
+		} catch (error) {
+			if (isStorageError(error, "exists")) continue;
+			if (isStorageError(error, "unsupported")) return undefined;
+			throw error;
+		}
+	}
+	throw new Error(`${path}: no free backup name after ${MAX_BACKUP_NAMES} tries`);
+}
+
+/**
+ * Copy the original next to it. The copy is written and flushed under a temporary name, then moved to
+ * the first free backup name (reserved exclusively first): a failure or a crash midway never leaves a
+ * partial backup under the name people look for.
+ */
+function* copyBackup(path: string, base: string, size: number): Task<string> {
+	const temporary = `${base}.bak.${crypto.randomUUID().slice(0, 8)}.tmp`;
+	let reserved: string | undefined;
+	try {
+		yield* io("createExclusive", temporary, [], false);
+		for (let offset = 0; offset < size; offset += READ_CHUNK_BYTES) {
+			const end = Math.min(size, offset + READ_CHUNK_BYTES);
+			// The last part is flushed: the copy must be on disk before the original is rewritten.
+			yield* io("append", temporary, yield* io("readRange", path, offset, end), end === size);
+		}
+		for (let attempt = 0; reserved === undefined; attempt++) {
+			const candidate = backupName(base, attempt);
+			try {
+				yield* io("createExclusive", candidate, [], false);
+				reserved = candidate;
+			} catch (error) {
+				if (!isStorageError(error, "exists") || attempt >= MAX_BACKUP_NAMES) throw error;
+			}
+		}
+		yield* io("rename", temporary, reserved);
+		return reserved;
+	} catch (error) {
+		yield* removeQuietly(temporary);
+		if (reserved) yield* removeQuietly(reserved);
+		throw error;
+	}
+}

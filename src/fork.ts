@@ -1,0 +1,57 @@
+/**
+ * New session files made from existing sessions: pi's `forkFrom` (a whole other session's history) and
+ * `createBranchedSession` (one branch of this session, continued in a new file).
+ * @module
+ */
+import { encodeEntry } from "./jsonl.ts";
+import { encodeChunks } from "./line-bytes.ts";
+import { type ReadOptions, readSessionFile } from "./load.ts";
+import { openSessionFile } from "./open-session.ts";
+import { joinPath, sessionFileName, validateSessionId } from "./paths.ts";
+import { emptyReport, SessionCore } from "./session-core.ts";
+import { io, type Task } from "./storage.ts";
+import { SessionTree } from "./tree.ts";
+
+/**
+ * pi's `forkFrom`: a new session in `sessionDir` for `targetCwd` holding the source's whole history,
+ * `parentSession` pointing at the source. Written at once with an exclusive create; the source is only
+ * read. The caller takes the new file's writer lock (nobody else knows its name before this returns).
+ */
+export function* forkFromTask(
+	sourcePath: string,
+	targetCwd: string,
+	sessionDir: string,
+	options: ReadOptions & { durable?: boolean; id?: string } = {},
+): Task<SessionCore> {
+	if (options.id !== undefined) validateSessionId(options.id);
+	const source = yield* readSessionFile(sourcePath, options);
+	if (!source || "empty" in source) {
+		throw new Error(`Cannot fork: source session file is empty or missing: ${sourcePath}`);
+	}
+	const tree = SessionTree.create({ cwd: targetCwd, parentSession: sourcePath, id: options.id });
+	const path = joinPath(sessionDir, sessionFileName(tree.getHeader().timestamp, tree.getSessionId()));
+	yield* io("mkdir", sessionDir);
+	const lines = [tree.getHeader(), ...source.records.slice(1)].map((record) => encodeEntry(record));
+	yield* io("createExclusive", path, encodeChunks(lines), options.durable ?? false);
+	return yield* openSessionFile(path, { sessionDir });
+}
+
+/**
+ * pi's `createBranchedSession`: a core holding the root → `leafId` path of `source` with its labels, its
+ * header's `parentSession` pointing at the source's file, to continue in a new file next to it (none
+ * for an in-memory session). Nothing is locked or written here: the caller locks the new file, writes
+ * it (`persist`) and only then lets go of the source.
+ */
+export function branchIntoNewFile(source: SessionCore, leafId: string): SessionCore {
+	const tree = SessionTree.create({ cwd: source.cwd, parentSession: source.path });
+	for (const entry of source.tree.forkEntries(leafId)) tree.addEntry(entry);
+	const fileName = sessionFileName(tree.getHeader().timestamp, tree.getSessionId());
+	return new SessionCore({
+		tree,
+		path: source.path && joinPath(source.sessionDir, fileName),
+		sessionDir: source.sessionDir,
+		readOnly: false,
+		fileExists: false,
+		report: emptyReport(true),
+	});
+}

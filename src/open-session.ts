@@ -1,0 +1,158 @@
+/**
+ * Opening a session: a new one (`newSessionCore`), or a file. For a file, what to do is decided from the file as read (`planOpening`, pure), then done
+ * as one task (`openSessionFile`). Where this differs from pi 0.73.1 and 1.6.0 on purpose:
+ * - v1/v2 files are migrated into a rewrite, the original kept as `<file>.v<N>.bak` (pi rewrites in place);
+ * - a last line without `\n` is terminated, so the next append cannot fuse onto it (pi never repairs);
+ * - an empty file gets a header; a non-empty file without one is refused and left untouched (pi
+ *   truncates it).
+ * @module
+ */
+import { migrateWithBackup } from "./backup.ts";
+import { SessionNotFoundError } from "./errors.ts";
+import { encodeEntry } from "./jsonl.ts";
+import { type EmptySession, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
+import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
+import { emptyReport, type OpenReport, SessionCore } from "./session-core.ts";
+import { io, StorageError, type Task } from "./storage.ts";
+import { type NewSessionOptions, SessionTree } from "./tree.ts";
+
+export interface OpenOptions extends ReadOptions {
+	/** Read without taking the writer lock, repairing or migrating on disk; appends are refused. */
+	readOnly?: boolean;
+	/**
+	 * What a missing file gives: a new session at that path when true (pi's behaviour, and the
+	 * pi-compatible facade's), a `SessionNotFoundError` when false. `Session.open` and the engine default
+	 * to false, so a mistyped path is noticed.
+	 */
+	create?: boolean;
+	/** Directory for files created from this session (forks); default: the file's directory. */
+	sessionDir?: string;
+	/** Working directory to use instead of the header's. */
+	cwd?: string;
+}
+
+/** What opening a file does, decided from the file as read. */
+export type OpeningPlan =
+	/** No file: a new session at this path, its file created with its first user or assistant message. */
+	| { action: "start-new" }
+	/** No file, and none was asked for. */
+	| { action: "refuse"; error: Error }
+	/** An empty file: it gets a header. */
+	| { action: "write-header" }
+	/** An older version: rewritten in the current one, the original kept as a backup. */
+	| { action: "migrate"; fromVersion: number }
+	/** The last line has no line feed: one is appended. */
+	| { action: "terminate-last-line" }
+	/** Nothing to change (or nothing may be changed: read-only). */
+	| { action: "use-as-is" };
+
+/**
+ * Decide what opening does with a file as read (`null`: there is none). Pure: the same file and options
+ * always give the same plan. A read-only open never changes the file.
+ */
+export function planOpening(
+	path: string,
+	read: ReadSession | EmptySession | null,
+	options: { readOnly: boolean; create: boolean },
+): OpeningPlan {
+	if (!read) return options.create ? { action: "start-new" } : { action: "refuse", error: new SessionNotFoundError(path) };
+	if (options.readOnly) return { action: "use-as-is" };
+	if ("empty" in read) return { action: "write-header" };
+	if (read.migration.changed) return { action: "migrate", fromVersion: read.migration.fromVersion };
+	if (!read.endsWithNewline) return { action: "terminate-last-line" };
+	return { action: "use-as-is" };
+}
+
+const encoder = new TextEncoder();
+/** A file that another writer keeps changing is read again this many times before opening gives up. */
+const ATTEMPTS = 3;
+
+/**
+ * Open a session file (the caller holds its writer lock unless read-only): read it, plan, and carry the
+ * plan out. pi writes without a lock, so a file may grow while it is read: a plan that rewrites the file
+ * re-reads it when it changed, and a migration never loses a line appended meanwhile (see backup.ts).
+ */
+export function* openSessionFile(path: string, options: OpenOptions = {}): Task<SessionCore> {
+	const readOnly = options.readOnly ?? false;
+	const create = options.create ?? true;
+	// A migration done by an earlier attempt, whose file then held more than what was read.
+	let migrated: OpenReport["migratedFrom"];
+	for (let attempt = 1; ; attempt++) {
+		const read = yield* readSessionFile(path, options);
+		const plan = planOpening(path, read, { readOnly, create });
+		const outcome = yield* carryOut(plan, path, read, options, readOnly);
+		if ("core" in outcome) {
+			if (migrated && !outcome.core.report.migratedFrom) outcome.core.report.migratedFrom = migrated;
+			return outcome.core;
+		}
+		migrated ??= outcome.migrated;
+		if (attempt >= ATTEMPTS) throw new StorageError("io", path, `io: ${path}: kept changing while it was being opened`);
+	}
+}
+
+/** Do what the plan says, or say that the file must be read again (with the migration done, if any). */
+function* carryOut(
+	plan: OpeningPlan,
+	path: string,
+	read: ReadSession | EmptySession | null,
+	options: OpenOptions,
+	readOnly: boolean,
+): Task<{ core: SessionCore } | { migrated?: OpenReport["migratedFrom"] }> {
+	const sessionDir = options.sessionDir ?? dirname(path);
+	const bind = (tree: SessionTree, fileExists: boolean, report: OpenReport) =>
+		({ core: new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists, report }) });
+	switch (plan.action) {
+		case "refuse":
+			throw plan.error;
+		case "start-new":
+			return bind(SessionTree.create({ cwd: options.cwd ?? "" }), false, emptyReport(true));
+		case "write-header": {
+			const tree = SessionTree.create({ cwd: options.cwd ?? "" });
+			const now = yield* io("stat", path);
+			if (now?.size !== 0) return {};
+			yield* io("replace", path, [encoder.encode(encodeEntry(tree.getHeader()))]);
+			return bind(tree, true, { ...emptyReport(false), wroteHeader: true });
+		}
+		default:
+			break;
+	}
+	const file = read as ReadSession;
+	const tree = SessionTree.fromRecords(file.records, { file: path, locations: file.locations });
+	const report: OpenReport = {
+		...emptyReport(false),
+		diagnostics: [...file.diagnostics, ...tree.diagnostics].sort((a, b) => a.line - b.line),
+	};
+	if (file.migration.changed) report.migratedFrom = { version: file.migration.fromVersion };
+	if (plan.action === "migrate") {
+		const { backupPath, complete } = yield* migrateWithBackup(path, file);
+		report.migratedFrom = { version: plan.fromVersion, backupPath };
+		// Lines appended while it was being migrated are in the file now, but not in this tree.
+		if (!complete) return backupPath ? { migrated: report.migratedFrom } : {};
+	} else if (plan.action === "terminate-last-line") {
+		yield* io("append", path, encoder.encode("\n"), false);
+		report.repairedLastLine = true;
+	}
+	return bind(tree, true, report);
+}
+
+/** A session may be opened at a path whose directory does not exist yet (pi creates it). */
+export function* prepareToOpen(path: string, options: { readOnly?: boolean; create?: boolean }): Task<void> {
+	if (options.create === false && !(yield* io("stat", path))) throw new SessionNotFoundError(path);
+	if (!options.readOnly) yield* io("mkdir", dirname(path));
+}
+
+/** A new session in `sessionDir` whose file is created with its first user or assistant message. */
+export function* newSessionCore(options: NewSessionOptions & { sessionDir: string }): Task<SessionCore> {
+	if (options.id !== undefined) validateSessionId(options.id);
+	const tree = SessionTree.create(options);
+	const path = joinPath(options.sessionDir, sessionFileName(tree.getHeader().timestamp, tree.getSessionId()));
+	yield* io("mkdir", options.sessionDir);
+	return new SessionCore({
+		tree,
+		path,
+		sessionDir: options.sessionDir,
+		readOnly: false,
+		fileExists: false,
+		report: emptyReport(true),
+	});
+}

@@ -1,0 +1,313 @@
+/**
+ * One session's persistence rules, as tasks over storage: which entries go to which file, when, as which
+ * bytes. `Session` drives these tasks on an asynchronous storage, the pi-compatible facade synchronously.
+ *
+ * - A new session's file is created (exclusively, whole or not at all) with its first user or assistant
+ *   message (as pi 1.6), holding every entry so far; later entries are appended. A create that fails
+ *   leaves no file and is tried again by the next write.
+ * - After an append that failed, the next one starts on a new line if the file ends in part of a line.
+ * - Messages may arrive as the bytes of their JSON text (`appendMessageJson`, how the worker receives
+ *   them): those bytes are written as they are, and the tree gets the message only when it is next read.
+ * @module
+ */
+import type { AgentMessage, SessionEntry } from "./entries.ts";
+import { SessionClosedError, SessionReadOnlyError } from "./errors.ts";
+import { createEntryId } from "./ids.ts";
+import { type Diagnostic, encodeEntry } from "./jsonl.ts";
+import {
+	assertMessageJson,
+	decodeMessage,
+	type EncodedLine,
+	encodeChunks,
+	encodeLines,
+	type PendingLine,
+} from "./line-bytes.ts";
+import type { WriterLock } from "./lock.ts";
+import { io, isStorageError, type Task } from "./storage.ts";
+import { assertObjectMessage, type NewSessionOptions, SessionTree } from "./tree.ts";
+
+/** What opening found and did, for callers that want to tell the user. */
+export interface OpenReport {
+	diagnostics: Diagnostic[];
+	/** Set when the file was migrated: the version it had and where the original was kept. */
+	migratedFrom?: { version: number; backupPath?: string };
+	/** True when a missing final newline was added. */
+	repairedLastLine: boolean;
+	/** True when an empty file was given a header. */
+	wroteHeader: boolean;
+	/** True when there was no file: the session is new and its file will be created later. */
+	created: boolean;
+}
+
+export function emptyReport(created: boolean): OpenReport {
+	return { diagnostics: [], repairedLastLine: false, wroteHeader: false, created };
+}
+
+/** How a core is bound to its file. */
+export interface CoreFields {
+	tree: SessionTree;
+	/** Working directory to use instead of the header's. */
+	cwd?: string;
+	/** Session file; undefined for a session that is never written. */
+	path: string | undefined;
+	sessionDir: string;
+	readOnly: boolean;
+	/** Whether the file exists and holds every entry of `tree`. */
+	fileExists: boolean;
+	report: OpenReport;
+}
+
+/** What `JSON.stringify` writes for a value at the top: the result of its `toJSON`, if it has one. */
+function writtenAtTop(value: unknown): unknown {
+	const toJSON = (value as { toJSON?: unknown } | null)?.toJSON;
+	return typeof toJSON === "function" ? toJSON.call(value, "") : value;
+}
+
+/** The error for an entry that cannot be written as JSON: `why` is what `JSON.stringify` threw. */
+export function unencodableEntryError(type: string, why: unknown): TypeError {
+	const reason = why instanceof Error ? why.message : String(why);
+	return new TypeError(`cannot append this ${type} entry: it cannot be written as JSON (${reason})`, { cause: why });
+}
+
+/** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */
+function encodeAppended(entry: SessionEntry): string {
+	try {
+		return encodeEntry(entry);
+	} catch (error) {
+		throw unencodableEntryError(entry.type, error);
+	}
+}
+
+/** A new session's file is created with the first of these (pi 1.6; pi 0.73.1 waited for an assistant message). */
+function isConversationRole(role: unknown): boolean {
+	return role === "user" || role === "assistant";
+}
+
+/** A message appended as JSON bytes, not in the tree yet. */
+interface DeferredMessage extends EncodedLine {
+	role: string | undefined;
+}
+
+/** The persistence rules of one session, as tasks over storage. */
+export class SessionCore {
+	#tree: SessionTree;
+	/** Working directory: the header's, unless the opener overrode it (the file keeps its header). */
+	cwd: string;
+	/** Session file; undefined for an in-memory session. */
+	readonly path: string | undefined;
+	readonly sessionDir: string;
+	readonly readOnly: boolean;
+	lock: WriterLock | undefined;
+	readonly report: OpenReport;
+	/** Whether the file exists with every entry up to `persisted`. */
+	#fileExists: boolean;
+	/** Entries already in the file (the tree's first ones, then the deferred messages). */
+	#persisted: number;
+	/** Entries already scanned for a user or assistant message, and whether one was seen. */
+	#scanned = 0;
+	#sawConversation = false;
+	/** An append failed: the file may end in part of its data (checked before the next append). */
+	#appendMayHaveTorn = false;
+	/** The last write was a create that failed and left no file: the next write tries it again. */
+	#createFailed = false;
+	#closed = false;
+	/** Lines of the entries not written yet, from entry `#persisted` on, encoded when appended. */
+	#unwritten: PendingLine[] = [];
+	/** Messages appended as JSON bytes after the tree's entries, in order (see `appendMessageJson`). */
+	#deferred: DeferredMessage[] = [];
+	#deferredIds = new Set<string>();
+
+	constructor(fields: CoreFields) {
+		this.#tree = fields.tree;
+		this.cwd = fields.cwd ?? fields.tree.getCwd();
+		this.path = fields.path;
+		this.sessionDir = fields.sessionDir;
+		this.readOnly = fields.readOnly;
+		this.#fileExists = fields.fileExists;
+		this.#persisted = fields.fileExists ? fields.tree.size : 0;
+		this.report = fields.report;
+		// Encode each entry as it is appended: one that cannot be written is refused then, alone, instead
+		// of failing the write it would join (which would stop the session). What is written is then the
+		// entry as it was appended, even if the caller changes its objects later.
+		const tree = this.#tree;
+		const writes = this.#writes;
+		tree.setOnAppend((entry) => {
+			if (entry.type === "message") assertObjectMessage(entry.message, writtenAtTop(entry.message));
+			if (writes) this.#unwritten[tree.size - this.#persisted] = encodeAppended(entry);
+		});
+	}
+
+	/** A session that is never written, holding `tree` (read from a file, say, by a manager that never writes). */
+	static detached(tree: SessionTree, sessionDir = ""): SessionCore {
+		return new SessionCore({ tree, path: undefined, sessionDir, readOnly: false, fileExists: false, report: emptyReport(false) });
+	}
+
+	/** A session that is never written. */
+	static inMemory(options: NewSessionOptions): SessionCore {
+		const tree = SessionTree.create(options);
+		return new SessionCore({ tree, path: undefined, sessionDir: "", readOnly: false, fileExists: false, report: emptyReport(true) });
+	}
+
+	get #writes(): boolean {
+		return this.path !== undefined && !this.readOnly;
+	}
+
+	/** The session's tree, holding every entry appended so far (messages appended as bytes are decoded now). */
+	get tree(): SessionTree {
+		if (this.#deferred.length > 0) this.#catchUp();
+		return this.#tree;
+	}
+
+	/** Entries in the session, counting messages not decoded yet. */
+	get size(): number {
+		return this.#tree.size + this.#deferred.length;
+	}
+
+	/**
+	 * Append a message given as the UTF-8 bytes of its JSON text, `JSON.stringify`'s output for an object
+	 * (how the worker receives messages): the bytes are written as they are, and the tree gets the message
+	 * when it is next read. A `TypeError` if the bytes cannot be one line's object; bytes that are braced
+	 * but not JSON are written, and the next read of the tree throws a `TypeError` naming the entry.
+	 */
+	appendMessageJson(role: string | undefined, json: Uint8Array): string {
+		this.assertWritable();
+		assertMessageJson(json);
+		const deferred = this.#deferred;
+		const taken = { has: (id: string) => this.#tree.getEntry(id) !== undefined || this.#deferredIds.has(id) };
+		const message: DeferredMessage = {
+			id: createEntryId(taken),
+			parentId: deferred.length > 0 ? (deferred[deferred.length - 1] as DeferredMessage).id : this.#tree.getLeafId(),
+			timestamp: new Date().toISOString(),
+			json,
+			role,
+		};
+		if (this.#writes) this.#unwritten[this.size - this.#persisted] = message;
+		deferred.push(message);
+		this.#deferredIds.add(message.id);
+		return message.id;
+	}
+
+	/** Put the deferred messages into the tree, in order; stops at one whose bytes are not UTF-8 JSON. */
+	#catchUp(): void {
+		const deferred = this.#deferred;
+		let index = 0;
+		try {
+			for (; index < deferred.length; index++) {
+				const { id, parentId, timestamp, json } = deferred[index] as DeferredMessage;
+				let message: AgentMessage;
+				try {
+					message = decodeMessage(json) as AgentMessage;
+				} catch (error) {
+					const session = this.path ?? "an in-memory session";
+					throw new TypeError(`message entry ${id} of ${session}: ${String(error)}`, { cause: error });
+				}
+				this.#tree.addEntry({ type: "message", id, parentId, timestamp, message });
+			}
+		} finally {
+			for (let done = 0; done < index; done++) this.#deferredIds.delete((deferred[done] as DeferredMessage).id);
+			this.#deferred = index === deferred.length ? [] : deferred.slice(index);
+		}
+	}
+
+	/** Throws unless appends are allowed. */
+	assertWritable(): void {
+		if (this.#closed) throw new SessionClosedError(`${this.path ?? "the in-memory session"} is closed`);
+		if (this.readOnly) throw new SessionReadOnlyError(`${this.path} was opened read-only`);
+	}
+
+	/** Whether the last write failed without writing anything, so trying again is safe. */
+	get lastWriteLeftNothing(): boolean {
+		return this.#createFailed;
+	}
+
+	/**
+	 * Write the session's entries up to `upTo` (exclusive): nothing before the first user or assistant
+	 * message of a new session, then header and everything at once with an exclusive create, then appends.
+	 */
+	*persist(upTo: number, durable: boolean): Task<void> {
+		if (!this.#writes || upTo <= this.#persisted) return;
+		if (!this.#fileExists) {
+			if (!this.#scanForConversation(upTo)) return;
+			const lines = [encodeEntry(this.#tree.getHeader()), ...this.#linesBetween(0, upTo)];
+			try {
+				yield* io("createExclusive", this.path as string, encodeChunks(lines), durable);
+			} catch (error) {
+				// A create leaves the whole file or none: unless the name is taken, the next write can try again.
+				this.#createFailed = !isStorageError(error, "exists");
+				throw error;
+			}
+			this.#createFailed = false;
+			this.#fileExists = true;
+		} else {
+			const lines = encodeLines(this.#linesBetween(this.#persisted, upTo));
+			const data = this.#appendMayHaveTorn ? yield* this.#afterTornTail(lines) : lines;
+			try {
+				yield* io("append", this.path as string, data, durable);
+			} catch (error) {
+				// Part of the data may be in the file: the next append must not fuse onto a half line.
+				this.#appendMayHaveTorn = true;
+				throw error;
+			}
+			this.#appendMayHaveTorn = false;
+		}
+		this.#unwritten = this.#unwritten.slice(upTo - this.#persisted);
+		this.#persisted = upTo;
+	}
+
+	/** Whether a user or assistant message is among the first `upTo` entries (scanning only what is new). */
+	#scanForConversation(upTo: number): boolean {
+		const inTree = this.#tree.size;
+		if (!this.#sawConversation && this.#scanned < inTree) {
+			for (const entry of this.#tree.entriesBetween(this.#scanned, Math.min(upTo, inTree))) {
+				if (entry.type === "message" && isConversationRole(entry.message?.role)) this.#sawConversation = true;
+			}
+		}
+		for (let index = Math.max(this.#scanned, inTree); index < upTo && !this.#sawConversation; index++) {
+			if (isConversationRole(this.#deferred[index - inTree]?.role)) this.#sawConversation = true;
+		}
+		this.#scanned = Math.max(this.#scanned, upTo);
+		return this.#sawConversation;
+	}
+
+	/** `data` after a line feed when the file's last byte is not one (an earlier append was cut short). */
+	*#afterTornTail(data: Uint8Array): Task<Uint8Array> {
+		const stat = yield* io("stat", this.path as string);
+		if (!stat || stat.size === 0) return data;
+		const last = yield* io("readRange", this.path as string, stat.size - 1, stat.size);
+		if (last[0] === 0x0a) return data;
+		const terminated = new Uint8Array(data.length + 1);
+		terminated[0] = 0x0a;
+		terminated.set(data, 1);
+		return terminated;
+	}
+
+	/** The lines of entries `[start, end)`: as encoded when appended, or encoded now (loaded, forked). */
+	#linesBetween(start: number, end: number): PendingLine[] {
+		const inTree = Math.max(start, Math.min(end, this.#tree.size));
+		const lines = this.#tree
+			.entriesBetween(start, inTree)
+			.map((entry, offset) => this.#unwritten[start + offset - this.#persisted] ?? encodeEntry(entry));
+		// Deferred messages are never in the file unwritten: their lines are always kept.
+		for (let index = inTree; index < end; index++) lines.push(this.#unwritten[index - this.#persisted] as PendingLine);
+		return lines;
+	}
+
+	/**
+	 * Undo the last append, whose write failed (the synchronous facade, as pi does): the tree and the
+	 * lines waiting to be written are as before it.
+	 */
+	retractLastAppend(): void {
+		this.tree.retractLastAppend();
+		this.#unwritten.length = Math.max(0, this.#tree.size - this.#persisted);
+		if (!this.#fileExists) {
+			// The retracted entry may be the message that would have created the file: look again.
+			this.#scanned = 0;
+			this.#sawConversation = false;
+		}
+	}
+
+	/** Refuse changes from now on (a session stops taking them as soon as it starts closing). */
+	stopChanges(): void {
+		this.#closed = true;
+	}
+}
