@@ -3,7 +3,7 @@
  * ZenFS adapter (a ZenFS context's `fs.promises`), so both behave the same way by construction.
  * @module
  */
-import type { DirEntry, FileStat, LockOwner, Storage } from "../src/storage.ts";
+import type { DirEntry, FileStat, Storage } from "../src/storage.ts";
 import { StorageError } from "../src/storage.ts";
 
 interface FileHandleLike {
@@ -31,12 +31,6 @@ export interface FsPromisesLike {
 	unlink(path: string): Promise<void>;
 }
 
-/** How the adapter names and checks lock owners in its environment. */
-export interface LockIdentity {
-	lockOwner(): LockOwner;
-	isLockOwnerAlive(owner: LockOwner): boolean;
-}
-
 /** Map a Node-style error to a `StorageError` the engine understands. */
 export function storageErrorOf(error: unknown, path: string): StorageError {
 	const code = (error as { code?: string }).code;
@@ -55,7 +49,9 @@ export function linkErrorOf(error: unknown, path: string): StorageError {
 	const code = (error as { code?: string }).code;
 	if (code === undefined || !NO_HARD_LINKS.has(code)) return storageErrorOf(error, path);
 	const message = error instanceof Error ? error.message : String(error);
-	return new StorageError("unsupported", path, `unsupported: ${path}: no hard links here (${message})`, { cause: error });
+	return new StorageError("unsupported", path, `unsupported: ${path}: no hard links here (${message})`, {
+		cause: error,
+	});
 }
 
 /** The directory to list is not there, or is not a directory (listing it then finds nothing, as in pi). */
@@ -215,7 +211,6 @@ export interface FsPromisesStorageOptions {
  */
 export function fsPromisesStorage(
 	fs: FsPromisesLike,
-	identity: LockIdentity,
 	resolve: (path: string) => string = (p) => p,
 	options: FsPromisesStorageOptions = {},
 ): Storage {
@@ -246,6 +241,16 @@ export function fsPromisesStorage(
 		}
 	};
 
+	/** Link `from` to `to`: true when done, false when the file system has no hard links; throws otherwise. */
+	const linkedOrUnsupported = async (from: string, to: string): Promise<boolean> => {
+		try {
+			await fs.link(from, to);
+			return true;
+		} catch (error) {
+			if (linkErrorOf(error, to).code === "unsupported") return false;
+			throw error;
+		}
+	};
 	/** A file's content, a chunk at a time. */
 	const copyOf = async (real: string): Promise<Uint8Array[]> => {
 		const handle = await fs.open(real, "r");
@@ -305,13 +310,12 @@ export function fsPromisesStorage(
 				// sees it partly written, and a failure leaves nothing. Without hard links, written in place
 				// and removed on failure (the exclusive open makes it ours).
 				const temporary = temporaryName(real);
-				await writeAll(temporary, "wx", chunks, durable);
 				try {
-					if (noHardLinks) return await noHardLinks.renameExclusive(temporary, real);
-					await fs.link(temporary, real);
-				} catch (error) {
-					if (linkErrorOf(error, path).code !== "unsupported") throw error;
-					await writeInPlace(real, await copyOf(temporary), durable);
+					await writeAll(temporary, "wx", chunks, durable);
+					if (noHardLinks) await noHardLinks.renameExclusive(temporary, real);
+					else if (!(await linkedOrUnsupported(temporary, real))) {
+						await writeInPlace(real, await copyOf(temporary), durable);
+					}
 				} finally {
 					await fs.unlink(temporary).catch(() => undefined);
 				}
@@ -379,7 +383,5 @@ export function fsPromisesStorage(
 					}),
 				);
 			}),
-		lockOwner: async () => identity.lockOwner(),
-		isLockOwnerAlive: async (owner) => identity.isLockOwnerAlive(owner),
 	};
 }

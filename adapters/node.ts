@@ -10,18 +10,14 @@
 import * as fs from "node:fs";
 import { homedir, hostname } from "node:os";
 import { resolve as resolvePath } from "node:path";
-import { isLockHeldHere } from "../src/lock.ts";
+import { threadId } from "node:worker_threads";
+import { isLockHeldHere, lockFiles, lockFilesSync } from "../src/lock-files.ts";
+import { isDeadThread } from "../src/lock-threads.ts";
 import { resolveAgentDir } from "../src/paths.ts";
-import type { DirEntry, FileStat, LockOwner, Storage, SyncStorage } from "../src/storage.ts";
+import type { DirEntry, FileStat, Storage, SyncStorage } from "../src/storage.ts";
 import { StorageError } from "../src/storage.ts";
-import {
-	fsPromisesStorage,
-	isNoDirectory,
-	linkErrorOf,
-	type LockIdentity,
-	storageErrorOf,
-	temporaryName,
-} from "./fs-promises.ts";
+import type { LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "../src/writer-lock.ts";
+import { fsPromisesStorage, isNoDirectory, linkErrorOf, storageErrorOf, temporaryName } from "./fs-promises.ts";
 
 /**
  * When a process started (epoch ms), from Linux's /proc; undefined elsewhere. Computed the same way for
@@ -49,20 +45,27 @@ function sameStart(a: number, b: number): boolean {
 	return Math.abs(a - b) < 1000;
 }
 
-/** Lock owners on this machine: pid and host; liveness by signal 0. */
+/**
+ * Lock owners on this machine: pid, host and thread; liveness by signal 0 for other processes. In this
+ * process, a lock of this thread is alive while it holds it; one of another thread (a worker's engine)
+ * is alive unless that thread is known to have died (`markThreadDead`, which the worker client calls
+ * when its worker dies, in its thread and in the workers it starts later).
+ */
 export const nodeLockIdentity: LockIdentity = {
 	lockOwner: (): LockOwner => ({
 		pid: process.pid,
 		host: hostname(),
 		startedAt: processStartedAt,
 		token: crypto.randomUUID(),
+		thread: threadId,
 	}),
 	isLockOwnerAlive(owner: LockOwner): boolean {
 		if (owner.host !== hostname()) return true; // another machine: cannot tell, so never steal
-		// Taken by this very process (same pid and start time): alive. It may belong to another thread (a
-		// worker's engine), whose locks this thread cannot see; a lock left by a thread that died stays
-		// until the process ends, which is safer than two writers.
-		if (owner.pid === process.pid) return isLockHeldHere(owner.token) || sameStart(owner.startedAt, processStartedAt);
+		if (owner.pid === process.pid) {
+			if (!sameStart(owner.startedAt, processStartedAt)) return false; // an earlier process with this pid
+			if (owner.thread === undefined || owner.thread === threadId) return isLockHeldHere(owner.token);
+			return !isDeadThread(owner.thread);
+		}
 		try {
 			process.kill(owner.pid, 0);
 		} catch (error) {
@@ -71,6 +74,13 @@ export const nodeLockIdentity: LockIdentity = {
 		// The pid runs, but it may have been reused by another process since the lock was taken.
 		const startedAt = processStartTime(owner.pid);
 		return startedAt === undefined || sameStart(startedAt, owner.startedAt);
+	},
+	describeOwner(owner: LockOwner): string {
+		const here = owner.host === hostname() && owner.pid === process.pid && sameStart(owner.startedAt, processStartedAt);
+		if (!here) return `pid ${owner.pid} on ${owner.host}`;
+		return owner.thread === undefined || owner.thread === threadId
+			? `this thread of this process (pid ${owner.pid})`
+			: `thread ${owner.thread} of this process (pid ${owner.pid}), a worker's engine`;
 	},
 };
 
@@ -81,7 +91,23 @@ export const nodeLockIdentity: LockIdentity = {
  * const stat = await storage.stat("/tmp");
  */
 export function createNodeStorage(): Storage {
-	return fsPromisesStorage(fs.promises, nodeLockIdentity, (path) => resolvePath(path));
+	return fsPromisesStorage(fs.promises, (path) => resolvePath(path));
+}
+
+/**
+ * Writer locks as lock files on the local file system, shared with other processes (and threads) of this
+ * machine: a lock whose process is gone is taken over.
+ * @example
+ * const storage = createNodeStorage();
+ * const engine = new Engine({ storage, locks: createNodeLocks(storage), agentDir: agentDir() });
+ */
+export function createNodeLocks(storage: Storage = createNodeStorage()): WriterLocks {
+	return lockFiles(storage, nodeLockIdentity);
+}
+
+/** The same, synchronously, for the pi-compatible `SessionManager`. */
+export function createNodeSyncLocks(storage: SyncStorage = createNodeSyncStorage()): SyncWriterLocks {
+	return lockFilesSync(storage, nodeLockIdentity);
 }
 
 function guarded<T>(path: string, action: () => T): T {
@@ -114,11 +140,9 @@ function writeAllSync(path: string, flags: string, chunks: Iterable<Uint8Array>,
  */
 function createExclusiveSync(path: string, chunks: Iterable<Uint8Array>, durable: boolean): void {
 	const temporary = temporaryName(path);
-	writeAllSync(temporary, "wx", chunks, durable);
 	try {
-		fs.linkSync(temporary, path);
-	} catch (error) {
-		if (linkErrorOf(error, path).code !== "unsupported") throw error;
+		writeAllSync(temporary, "wx", chunks, durable);
+		if (linkedOrUnsupported(temporary, path)) return;
 		const fd = fs.openSync(path, "wx"); // from here on the file is ours: remove it if writing fails
 		try {
 			writeAllTo(fd, [fs.readFileSync(temporary)], durable);
@@ -130,6 +154,17 @@ function createExclusiveSync(path: string, chunks: Iterable<Uint8Array>, durable
 		fs.closeSync(fd);
 	} finally {
 		fs.rmSync(temporary, { force: true });
+	}
+}
+
+/** Link `from` to `to`: true when done, false when this file system has no hard links; throws otherwise. */
+function linkedOrUnsupported(from: string, to: string): boolean {
+	try {
+		fs.linkSync(from, to);
+		return true;
+	} catch (error) {
+		if (linkErrorOf(error, to).code === "unsupported") return false;
+		throw error;
 	}
 }
 
@@ -200,8 +235,6 @@ export function createNodeSyncStorage(): SyncStorage {
 				fs.mkdirSync(dir, { recursive: true });
 			}),
 		remove: (path) => guarded(path, () => fs.rmSync(path, { force: true })),
-		lockOwner: () => nodeLockIdentity.lockOwner(),
-		isLockOwnerAlive: (owner) => nodeLockIdentity.isLockOwnerAlive(owner),
 	};
 }
 

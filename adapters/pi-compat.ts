@@ -39,16 +39,17 @@ import type {
 	UsageEntry,
 } from "../src/entries.ts";
 import { isSessionHeader } from "../src/entries.ts";
-import { LineSplitter, parseSessionEntries as parseEntries, parseLine } from "../src/jsonl.ts";
-import { acquireLock, releaseLock, SessionLockedError, type WriterLock } from "../src/lock.ts";
-import { migrateToCurrentVersion } from "../src/migrate.ts";
-import { defaultSessionDir, sessionsRoot, validateSessionId } from "../src/paths.ts";
+import { SessionLockedError } from "../src/errors.ts";
 import { branchIntoNewFile, forkFromTask } from "../src/fork.ts";
+import { LineSplitter, parseSessionEntries as parseEntries, parseLine } from "../src/jsonl.ts";
+import { migrateToCurrentVersion } from "../src/migrate.ts";
 import { newSessionCore, type OpenOptions, openSessionFile, prepareToOpen } from "../src/open-session.ts";
+import { defaultSessionDir, sessionsRoot, validateSessionId } from "../src/paths.ts";
 import { SessionCore } from "../src/session-core.ts";
 import { runTaskSync, type Task } from "../src/storage.ts";
 import { SessionTree } from "../src/tree.ts";
-import { agentDir, createNodeStorage, createNodeSyncStorage } from "./node.ts";
+import type { HeldLock } from "../src/writer-lock.ts";
+import { agentDir, createNodeStorage, createNodeSyncLocks, createNodeSyncStorage } from "./node.ts";
 
 export type { SessionInfo } from "../src/catalog.ts";
 export {
@@ -67,6 +68,7 @@ export { migrateSessionEntries } from "../src/migrate.ts";
 export type SessionListProgress = ListProgress;
 
 const storage = createNodeSyncStorage();
+const locks = createNodeSyncLocks(storage);
 
 /**
  * The writer locks this process holds, one per file, with the managers using each. pi has no locks and
@@ -74,7 +76,7 @@ const storage = createNodeSyncStorage();
  * synchronous write of whole lines, so two managers never interleave inside a line), and the lock is
  * released when the last of them lets go. Writers in other processes are refused.
  */
-const heldLocks = new Map<string, { lock: WriterLock; holders: Set<SessionCore> }>();
+const heldLocks = new Map<string, { lock: HeldLock; holders: Set<SessionCore> }>();
 let exitHookInstalled = false;
 
 /** Take over the lock a core acquired, so that it is shared and released with its last holder. */
@@ -82,7 +84,7 @@ function hold(core: SessionCore): SessionCore {
 	if (!exitHookInstalled) {
 		exitHookInstalled = true;
 		process.once("exit", () => {
-			for (const { lock } of heldLocks.values()) runTaskSync(releaseLock(lock), storage);
+			for (const { lock } of heldLocks.values()) locks.release(lock);
 			heldLocks.clear();
 		});
 	}
@@ -100,19 +102,25 @@ function release(core: SessionCore): void {
 	const held = core.path === undefined ? undefined : heldLocks.get(core.path);
 	if (!held?.holders.delete(core) || held.holders.size > 0) return;
 	heldLocks.delete(core.path as string);
-	runTaskSync(releaseLock(held.lock), storage);
+	locks.release(held.lock);
 }
 
 /** The advice of a lock error, for what this facade offers. */
 const LOCKED_ADVICE =
 	"another process is writing this session: close it there, or read it without writing with SessionManager.inMemory(cwd, undefined, loadEntriesFromFile(path))";
 
-/** Run a task that may take a writer lock, with this facade's advice when the file is locked. */
+/** Run a task (synchronously). */
 function run<T>(task: Task<T>): T {
+	return runTaskSync(task, storage);
+}
+
+/** Take a writer lock, with this facade's advice when the file is locked. */
+function withAdvice<T>(take: () => T): T {
 	try {
-		return runTaskSync(task, storage);
+		return take();
 	} catch (error) {
-		if (error instanceof SessionLockedError) throw new SessionLockedError(error.path, error.owner, LOCKED_ADVICE);
+		if (error instanceof SessionLockedError)
+			throw new SessionLockedError(error.path, error.owner, LOCKED_ADVICE, error.holder);
 		throw error;
 	}
 }
@@ -120,7 +128,7 @@ function run<T>(task: Task<T>): T {
 /** Open a file for writing, sharing the lock with the managers of this process that already have it. */
 function openCore(path: string, options: OpenOptions): SessionCore {
 	run(prepareToOpen(path, { create: true }));
-	const lock = heldLocks.has(path) ? undefined : run(acquireLock(path));
+	const lock = heldLocks.has(path) ? undefined : withAdvice(() => locks.acquire(path));
 	try {
 		const core = run(openSessionFile(path, options));
 		core.lock = lock;
@@ -134,14 +142,14 @@ function openCore(path: string, options: OpenOptions): SessionCore {
 /** A new core in `sessionDir`, or a fork of another file, with its writer lock. */
 function lockedCore(task: Task<SessionCore>): SessionCore {
 	const core = run(task);
-	core.lock = run(acquireLock(core.path as string));
+	core.lock = withAdvice(() => locks.acquire(core.path as string));
 	return core;
 }
 
 /** Release a lock after a failure: the failure is the one to report. */
-function releaseQuietly(lock: WriterLock): void {
+function releaseQuietly(lock: HeldLock): void {
 	try {
-		runTaskSync(releaseLock(lock), storage);
+		locks.release(lock);
 	} catch {
 		// See above.
 	}
@@ -586,7 +594,7 @@ export class SessionManager {
 		const next = withCwd(branchIntoNewFile(previous, leafId), previous.cwd);
 		if (next.path) {
 			// The new file is locked and written before the manager lets go of the old one.
-			const lock = run(acquireLock(next.path));
+			const lock = withAdvice(() => locks.acquire(next.path as string));
 			try {
 				runTaskSync(next.persist(next.size, false), storage);
 			} catch (error) {

@@ -3,8 +3,8 @@
  * `configure()`), under a root prefix. With ZenFS's `InMemory` backend this is the embedded, in-memory
  * storage for tests, examples and sessions that need no disk.
  *
- * Lock owners: a ZenFS file system is taken to be used by one JavaScript realm at a time, so a lock is
- * alive exactly while this realm holds it. (For OPFS in the browser, use the OPFS adapter.)
+ * A ZenFS file system is taken to be used by one JavaScript realm at a time: sessions on it are locked
+ * with the default writer locks (lock files alive while this realm holds them, `realmLockIdentity`).
  * The adapter turns off access-time updates on the instance (`no_atime`); see `createZenfsStorage`.
  * @example
  * import { InMemory, resolveMountConfig } from "@zenfs/core";
@@ -13,10 +13,9 @@
  * @module
  */
 import { bindContext, type FileSystem, InMemoryStore, StoreFS } from "@zenfs/core";
-import { isLockHeldHere } from "../src/lock.ts";
 import { joinPath } from "../src/paths.ts";
-import { type LockOwner, type Storage, StorageError } from "../src/storage.ts";
-import { type AppendHandleLimits, type FsPromisesLike, fsPromisesStorage, type LockIdentity } from "./fs-promises.ts";
+import { type Storage, StorageError } from "../src/storage.ts";
+import { type AppendHandleLimits, type FsPromisesLike, fsPromisesStorage } from "./fs-promises.ts";
 
 export type { AppendHandleLimits };
 
@@ -33,18 +32,6 @@ export interface ZenfsStorageOptions {
 	 */
 	keepAppendHandles?: AppendHandleLimits;
 }
-
-const realmToken = crypto.randomUUID();
-
-const zenfsLockIdentity: LockIdentity = {
-	lockOwner: (): LockOwner => ({
-		pid: 0,
-		host: `zenfs:${realmToken}`,
-		startedAt: Date.now(),
-		token: crypto.randomUUID(),
-	}),
-	isLockOwnerAlive: (owner: LockOwner): boolean => isLockHeldHere(owner.token),
-};
 
 /**
  * Storage over a ZenFS `FileSystem` instance.
@@ -64,7 +51,7 @@ export function createZenfsStorage(fileSystem: FileSystem, options: ZenfsStorage
 		return joinPath(root, path);
 	};
 	const fs = context.fs.promises as unknown as FsPromisesLike;
-	return fsPromisesStorage(fs, zenfsLockIdentity, resolve, {
+	return fsPromisesStorage(fs, resolve, {
 		keepAppendHandles: options.keepAppendHandles,
 		withoutHardLinks: { renameExclusive: exclusiveRename(fileSystem, fs) },
 	});

@@ -3,9 +3,10 @@
  * errors from the worker as instances of these classes without loading the engine.
  * @module
  */
-import type { LockOwner } from "./storage.ts";
+import type { LockOwner } from "./writer-lock.ts";
 
-export type StorageErrorCode = "not-found" | "exists" | "io";
+/** `unsupported`: the storage cannot do this operation at all (a file system without hard links). */
+export type StorageErrorCode = "not-found" | "exists" | "io" | "unsupported";
 
 /** A parsed-but-rejected input: names the file (when known), line and excerpt. */
 export class SessionFormatError extends Error {
@@ -61,11 +62,18 @@ export class SessionLockedError extends Error {
 	readonly path: string;
 	/** The holder, when its lock file could be read. */
 	readonly owner: LockOwner | undefined;
-	constructor(path: string, owner: LockOwner | undefined, advice = "open it read-only or close the other writer") {
-		const by = owner ? `pid ${owner.pid} on ${owner.host}` : "another writer";
-		super(`${path} is locked by ${by}; ${advice}`);
+	/** Who holds it, in words: `pid 12 on box`, `thread 3 of this process (pid 12)`, `another writer`. */
+	readonly holder: string;
+	constructor(
+		path: string,
+		owner: LockOwner | undefined,
+		advice = "open it read-only or close the other writer",
+		holder = owner ? `pid ${owner.pid} on ${owner.host}` : "another writer",
+	) {
+		super(`${path} is locked by ${holder}; ${advice}`);
 		this.path = path;
 		this.owner = owner;
+		this.holder = holder;
 	}
 }
 
@@ -107,4 +115,30 @@ export class UnknownSessionError extends Error {
 /** A session id, cwd or file name that could escape the sessions directory or is not a session. */
 export class InvalidSessionPathError extends Error {
 	override name = "InvalidSessionPathError";
+}
+
+/** Why an entry cannot be appended: its JSON cannot be made (a cycle, a BigInt). */
+export function unencodableEntryError(type: string, why: unknown): TypeError {
+	const reason = why instanceof Error ? why.message : String(why);
+	return new TypeError(`cannot append this ${type} entry: it cannot be written as JSON (${reason})`, { cause: why });
+}
+
+/**
+ * A call to the engine worker whose arguments or answer arrived but could not be read on the other side
+ * (the runtime reports `messageerror`: too deeply nested to deserialise, for example). The call rejects
+ * with this instead of waiting for an answer that will never come.
+ */
+export class UnreadableMessageError extends Error {
+	override name = "UnreadableMessageError";
+	/** The engine method called, when known. */
+	readonly method: string | undefined;
+	/** What could not be read: the call's arguments (in the worker) or its answer (on the caller's side). */
+	readonly part: "arguments" | "answer";
+	constructor(method: string | undefined, part: "arguments" | "answer") {
+		const where =
+			part === "answer" ? "its answer could not be read here" : "its arguments could not be read in the worker";
+		super(`${method ?? "a call to the engine worker"}: ${where} (too deeply nested to deserialise, for example)`);
+		this.method = method;
+		this.part = part;
+	}
 }

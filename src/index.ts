@@ -57,7 +57,8 @@ export {
 } from "./jsonl.ts";
 export type { ReadOptions } from "./load.ts";
 export { HeaderTooLongError } from "./load.ts";
-export { SessionLockedError } from "./lock.ts";
+// Writer locks: the seam, and lock files as one implementation of it.
+export { lockFiles, realmLockIdentity, SessionLockedError } from "./lock-files.ts";
 export type { MigrationResult } from "./migrate.ts";
 export { migrateSessionEntries, migrateToCurrentVersion } from "./migrate.ts";
 export {
@@ -74,7 +75,6 @@ export { Session, SessionClosedError, SessionNotFoundError, SessionReadOnlyError
 export type {
 	DirEntry,
 	FileStat,
-	LockOwner,
 	Storage,
 	StorageErrorCode,
 	StorageOps,
@@ -87,3 +87,4 @@ export { replaySystemMessages } from "./system-message.ts";
 export type { NewSessionOptions, RecordLocation, ResolvedLabel, SessionTreeOptions } from "./tree.ts";
 // Sessions: in memory, bound to a file, and the engine a worker exposes.
 export { EntryNotFoundError, InvalidContextEditError, SessionTree } from "./tree.ts";
+export type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";

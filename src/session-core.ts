@@ -11,7 +11,7 @@
  * @module
  */
 import type { AgentMessage, SessionEntry } from "./entries.ts";
-import { SessionClosedError, SessionReadOnlyError } from "./errors.ts";
+import { SessionClosedError, SessionReadOnlyError, unencodableEntryError } from "./errors.ts";
 import { createEntryId } from "./ids.ts";
 import { type Diagnostic, encodeEntry } from "./jsonl.ts";
 import {
@@ -22,9 +22,9 @@ import {
 	encodeLines,
 	type PendingLine,
 } from "./line-bytes.ts";
-import type { WriterLock } from "./lock.ts";
 import { io, isStorageError, type Task } from "./storage.ts";
 import { assertObjectMessage, type NewSessionOptions, SessionTree } from "./tree.ts";
+import type { HeldLock } from "./writer-lock.ts";
 
 /** What opening found and did, for callers that want to tell the user. */
 export interface OpenReport {
@@ -63,12 +63,6 @@ function writtenAtTop(value: unknown): unknown {
 	return typeof toJSON === "function" ? toJSON.call(value, "") : value;
 }
 
-/** The error for an entry that cannot be written as JSON: `why` is what `JSON.stringify` threw. */
-export function unencodableEntryError(type: string, why: unknown): TypeError {
-	const reason = why instanceof Error ? why.message : String(why);
-	return new TypeError(`cannot append this ${type} entry: it cannot be written as JSON (${reason})`, { cause: why });
-}
-
 /** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */
 function encodeAppended(entry: SessionEntry): string {
 	try {
@@ -97,7 +91,8 @@ export class SessionCore {
 	readonly path: string | undefined;
 	readonly sessionDir: string;
 	readonly readOnly: boolean;
-	lock: WriterLock | undefined;
+	/** The writer lock, while the session holds it (its driver takes and releases it). */
+	lock: HeldLock | undefined;
 	readonly report: OpenReport;
 	/** Whether the file exists with every entry up to `persisted`. */
 	#fileExists: boolean;
@@ -139,13 +134,27 @@ export class SessionCore {
 
 	/** A session that is never written, holding `tree` (read from a file, say, by a manager that never writes). */
 	static detached(tree: SessionTree, sessionDir = ""): SessionCore {
-		return new SessionCore({ tree, path: undefined, sessionDir, readOnly: false, fileExists: false, report: emptyReport(false) });
+		return new SessionCore({
+			tree,
+			path: undefined,
+			sessionDir,
+			readOnly: false,
+			fileExists: false,
+			report: emptyReport(false),
+		});
 	}
 
 	/** A session that is never written. */
 	static inMemory(options: NewSessionOptions): SessionCore {
 		const tree = SessionTree.create(options);
-		return new SessionCore({ tree, path: undefined, sessionDir: "", readOnly: false, fileExists: false, report: emptyReport(true) });
+		return new SessionCore({
+			tree,
+			path: undefined,
+			sessionDir: "",
+			readOnly: false,
+			fileExists: false,
+			report: emptyReport(true),
+		});
 	}
 
 	get #writes(): boolean {

@@ -10,16 +10,17 @@ import { APPEND_METHODS } from "./append-methods.ts";
 import type { SessionHeader } from "./entries.ts";
 import { SessionClosedError, SessionNotFoundError, SessionReadOnlyError } from "./errors.ts";
 import { branchIntoNewFile, forkFromTask } from "./fork.ts";
-import { acquireLock, releaseLock, type WriterLock } from "./lock.ts";
+import { lockFiles, realmLockIdentity } from "./lock-files.ts";
 import { newSessionCore, type OpenOptions, openSessionFile, prepareToOpen } from "./open-session.ts";
 import type { OpenReport, SessionCore } from "./session-core.ts";
 import { SessionCore as Core } from "./session-core.ts";
 import { runTask, type Storage } from "./storage.ts";
 import type { NewSessionOptions, SessionTree } from "./tree.ts";
+import type { HeldLock, WriterLocks } from "./writer-lock.ts";
 
-export { SessionClosedError, SessionNotFoundError, SessionReadOnlyError };
-export { unencodableEntryError } from "./session-core.ts";
+export { unencodableEntryError } from "./errors.ts";
 export type { OpenOptions, OpenReport };
+export { SessionClosedError, SessionNotFoundError, SessionReadOnlyError };
 
 /**
  * How appends reach stable storage. Before a new session's first user or assistant message no file exists (as in
@@ -41,38 +42,44 @@ export interface CreateOptions extends NewSessionOptions {
 /** Options of `Session.create` and `Session.open`. */
 export interface SessionOptions {
 	durability?: Durability;
+	/**
+	 * The writer locks (default: lock files judged by this realm alone, which never takes over a lock of
+	 * another process; on the local file system use `createNodeLocks`, which does when that process is gone).
+	 */
+	locks?: WriterLocks;
+}
+
+/** The writer locks of a session's options. */
+function locksOf(storage: Storage, options: SessionOptions): WriterLocks {
+	return options.locks ?? lockFiles(storage, realmLockIdentity);
 }
 
 /** The tree's appends, each resolving with the new entry's id once it is written as the durability says. */
 export type SessionAppends = { [K in AppendMethod]: (...args: Parameters<SessionTree[K]>) => Promise<string> };
 
 /** Take `path`'s writer lock, run `open` (which binds the session), and let go of the lock if it fails. */
-async function lockedWhile(
-	storage: Storage,
-	path: string,
-	open: () => Promise<SessionCore>,
-): Promise<SessionCore> {
-	const lock = await runTask(acquireLock(path), storage);
+async function lockedWhile(locks: WriterLocks, path: string, open: () => Promise<SessionCore>): Promise<SessionCore> {
+	const lock = await locks.acquire(path);
 	try {
 		const core = await open();
 		core.lock = lock;
 		return core;
 	} catch (error) {
-		await releaseQuietly(lock, storage);
+		await releaseQuietly(locks, lock);
 		throw error;
 	}
 }
 
 /** Release a lock after a failure: the failure is what the caller needs to hear, not this one. */
-async function releaseQuietly(lock: WriterLock, storage: Storage): Promise<void> {
+async function releaseQuietly(locks: WriterLocks, lock: HeldLock): Promise<void> {
 	try {
-		await runTask(releaseLock(lock), storage);
+		await locks.release(lock);
 	} catch {
 		// See above.
 	}
 }
 
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the appends are installed on the prototype, from APPEND_METHODS.
+/** The appends are installed on the prototype, from APPEND_METHODS (see the class's static block). */
 export interface Session extends SessionAppends {}
 
 /**
@@ -89,6 +96,7 @@ export interface Session extends SessionAppends {}
 export class Session {
 	#core: SessionCore;
 	readonly #storage: Storage;
+	readonly #locks: WriterLocks;
 	readonly #durability: Durability;
 	#tail: Promise<void> = Promise.resolve();
 	#openBatch: Promise<void> | undefined;
@@ -109,17 +117,18 @@ export class Session {
 		}
 	}
 
-	private constructor(core: SessionCore, storage: Storage, durability: Durability) {
+	private constructor(core: SessionCore, storage: Storage, options: SessionOptions) {
 		this.#core = core;
 		this.#storage = storage;
-		this.#durability = durability;
+		this.#locks = locksOf(storage, options);
+		this.#durability = options.durability ?? "none";
 	}
 
 	/** A new session; its file appears with the first user or assistant message. */
 	static async create(storage: Storage, options: CreateOptions & SessionOptions): Promise<Session> {
 		const core = await runTask(newSessionCore(options), storage);
-		core.lock = await runTask(acquireLock(core.path as string), storage);
-		return new Session(core, storage, options.durability ?? "none");
+		core.lock = await locksOf(storage, options).acquire(core.path as string);
+		return new Session(core, storage, options);
 	}
 
 	/**
@@ -130,8 +139,8 @@ export class Session {
 		const opening = { ...options, create: options.create ?? false };
 		await runTask(prepareToOpen(path, opening), storage);
 		const open = () => runTask(openSessionFile(path, opening), storage);
-		const core = opening.readOnly ? await open() : await lockedWhile(storage, path, open);
-		return new Session(core, storage, options.durability ?? "none");
+		const core = opening.readOnly ? await open() : await lockedWhile(locksOf(storage, options), path, open);
+		return new Session(core, storage, options);
 	}
 
 	/** Fork another session's whole history into `sessionDir` for `targetCwd`. */
@@ -144,13 +153,13 @@ export class Session {
 	): Promise<Session> {
 		const durable = (options.durability ?? "none") !== "none";
 		const core = await runTask(forkFromTask(sourcePath, targetCwd, sessionDir, { durable }), storage);
-		core.lock = await runTask(acquireLock(core.path as string), storage);
-		return new Session(core, storage, options.durability ?? "none");
+		core.lock = await locksOf(storage, options).acquire(core.path as string);
+		return new Session(core, storage, options);
 	}
 
 	/** A session that is never written (the storage is not used). */
 	static inMemory(storage: Storage, options: NewSessionOptions & SessionOptions): Session {
-		return new Session(Core.inMemory(options), storage, options.durability ?? "none");
+		return new Session(Core.inMemory(options), storage, options);
 	}
 
 	/** The in-memory tree (read it freely; change it only through this session). */
@@ -213,7 +222,7 @@ export class Session {
 		await this.#enqueue(async () => {
 			if (next.path) {
 				const path = next.path;
-				await lockedWhile(this.#storage, path, async () => {
+				await lockedWhile(this.#locks, path, async () => {
 					await runTask(next.persist(next.size, this.#durability !== "none"), this.#storage);
 					return next;
 				});
@@ -256,7 +265,7 @@ export class Session {
 	async #closeCore(core: SessionCore): Promise<void> {
 		core.stopChanges();
 		const lock = core.lock;
-		if (lock) await runTask(releaseLock(lock), this.#storage);
+		if (lock) await this.#locks.release(lock);
 		core.lock = undefined;
 	}
 

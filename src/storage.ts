@@ -27,16 +27,6 @@ export interface DirEntry {
 	isDirectory: boolean;
 }
 
-/** Who holds a writer lock: enough to tell whether that holder is still running. */
-export interface LockOwner {
-	pid: number;
-	host: string;
-	/** When the owning process started (epoch ms), to tell a reused pid from the owner. */
-	startedAt: number;
-	/** Unique per lock taken, so one process can tell its own live locks from leftovers. */
-	token: string;
-}
-
 /**
  * The operations, with their results written as plain values. Paths are absolute, `/`-separated.
  * `durable` asks the adapter to flush to stable storage (fsync) before returning.
@@ -71,10 +61,6 @@ export interface StorageOps {
 	mkdir(dir: string): void;
 	/** Remove a file; nothing happens when it does not exist. */
 	remove(path: string): void;
-	/** The identity this storage's process writes into lock files. */
-	lockOwner(): LockOwner;
-	/** Whether the holder of a lock file is still running (true when that cannot be known). */
-	isLockOwnerAlive(owner: LockOwner): boolean;
 }
 
 type Operation = keyof StorageOps;

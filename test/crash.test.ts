@@ -17,11 +17,12 @@ import { hostname, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { createNodeStorage } from "../adapters/node.ts";
+import { createNodeLocks, createNodeStorage } from "../adapters/node.ts";
 import type { SessionEntry } from "../src/entries.ts";
-import { acquireLock, SessionLockedError } from "../src/lock.ts";
+import { acquireLock, SessionLockedError } from "../src/lock-files.ts";
 import { type Durability, Session, SessionReadOnlyError } from "../src/session.ts";
-import type { Effect, LockOwner, Storage, Task } from "../src/storage.ts";
+import type { Effect, Storage, Task } from "../src/storage.ts";
+import type { LockIdentity, LockOwner } from "../src/writer-lock.ts";
 import { assistantMessage } from "./support/messages.ts";
 import { seededRandom } from "./support/random.ts";
 
@@ -37,6 +38,7 @@ const BIG_SHARE = Number(process.env.CRASH_BIG_SHARE ?? 0.3);
 const MAX_CHAINED_BYTES = 48 << 20;
 
 const storage = createNodeStorage();
+const locks = createNodeLocks(storage);
 
 // Children and temporary directories -------------------------------------------------------------
 
@@ -359,7 +361,7 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 						);
 						s.killedBeforeFile++;
 						s.acknowledgedBeforeFile += acks.length;
-						const session = await Session.open(storage, file.path, { durability: mode, create: true });
+						const session = await Session.open(storage, file.path, { locks, durability: mode, create: true });
 						expect(session.report.created, context).toBe(true);
 						expect(lockOwnerPid(file.path), `${context}: stale lock taken over`).toBe(process.pid);
 						const user = await session.appendMessage({ role: "user", content: "after", timestamp: Date.now() });
@@ -386,7 +388,7 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 					const lines = rawLines(before);
 					const endsWithNewline = before.length === 0 || before.at(-1) === 0x0a;
 
-					const session = await Session.open(storage, file.path, { durability: mode });
+					const session = await Session.open(storage, file.path, { locks, durability: mode });
 					expect(lockOwnerPid(file.path), `${context}: stale lock taken over`).toBe(process.pid);
 					const report = session.report;
 					if (before.length === 0) {
@@ -476,7 +478,7 @@ it("a torn last line cut inside a multi-byte character is reported as torn-last-
 	// Cut the last line in the middle of the rocket's four bytes.
 	const cut = whole.lastIndexOf(Buffer.from("🚀")) + 2;
 	writeFileSync(path, whole.subarray(0, cut));
-	const session = await Session.open(storage, path);
+	const session = await Session.open(storage, path, { locks });
 	await session.close();
 	expect(session.report.repairedLastLine).toBe(true);
 	expect(session.report.diagnostics.map((d) => [d.line, d.reason])).toEqual([[3, "torn-last-line"]]);
@@ -494,7 +496,7 @@ describe.sequential("locks between processes", () => {
 		await a.waitForLine((line) => line === "appended");
 		expect(a.acks).toHaveLength(8);
 
-		const error = await Session.open(storage, path).then(
+		const error = await Session.open(storage, path, { locks }).then(
 			() => undefined,
 			(e: unknown) => e,
 		);
@@ -515,7 +517,7 @@ describe.sequential("locks between processes", () => {
 		expect(a.lines.at(-1)).toBe("closed");
 		expectNoLeftovers(path, "after a normal close");
 
-		const writer = await Session.open(storage, path, { durability: "fsync" });
+		const writer = await Session.open(storage, path, { locks, durability: "fsync" });
 		expect(lockOwnerPid(path)).toBe(process.pid);
 		const id = await writer.appendMessage({ role: "user", content: "mine now", timestamp: Date.now() });
 		await writer.close();
@@ -530,11 +532,11 @@ describe.sequential("locks between processes", () => {
 		const path = join(dir, "killed.jsonl");
 		const a = new Child(["--path", path, "--durability", "group", "--max", "20", "--wait-stdin", ...quiet]);
 		await a.waitForLine((line) => line === "appended");
-		await expect(Session.open(storage, path)).rejects.toBeInstanceOf(SessionLockedError);
+		await expect(Session.open(storage, path, { locks })).rejects.toBeInstanceOf(SessionLockedError);
 		await a.kill();
 		expect(lockOwnerPid(path), "the dead writer's lock is still there").toBe(a.pid);
 
-		const writer = await Session.open(storage, path, { durability: "group" });
+		const writer = await Session.open(storage, path, { locks, durability: "group" });
 		expect(lockOwnerPid(path)).toBe(process.pid);
 		expect(writer.tree.getEntries().map((entry) => entry.id)).toEqual(a.acks.map((ack) => ack.id));
 		expect(writer.report.diagnostics).toEqual([]);
@@ -744,13 +746,12 @@ describe("stale lock takeover, interleaved deterministically", () => {
 			writeFileSync(`${path}.lock`, `${JSON.stringify(stale)}\n`);
 			const takers = [1, 2, 3].map((n) => {
 				const owner: LockOwner = { pid: 100_000 + n, host, startedAt: 0, token: `taker-${n}` };
-				const storage: Storage = {
-					...base,
-					lockOwner: async () => owner,
+				const identity: LockIdentity = {
+					lockOwner: () => owner,
 					// Only the stale owner is dead.
-					isLockOwnerAlive: async (o) => o.token !== stale.token,
+					isLockOwnerAlive: (o) => o.token !== stale.token,
 				};
-				return new Stepper(acquireLock(path), storage);
+				return new Stepper(acquireLock(path, identity), base);
 			});
 			for (let turn = 0; takers.some((t) => !t.done); turn++) {
 				await takers[schedule[turn % schedule.length] as number]?.step();

@@ -1,21 +1,14 @@
 /**
- * One writer per session file: an exclusive lock file `<session>.lock` holding the owner's pid, host,
- * start time and a unique token. A lock whose owner is gone is taken over; a live one is refused with
- * `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
+ * Writer locks as lock files: an exclusive file `<session>.lock` holding the owner's pid, host, start
+ * time and a unique token. A lock whose owner is gone (as a `LockIdentity` tells) is taken over; a live
+ * one is refused with `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
  * @module
  */
-
 import { SessionLockedError } from "./errors.ts";
-import { io, isStorageError, type LockOwner, type Task } from "./storage.ts";
+import { io, isStorageError, runTask, runTaskSync, type Storage, type SyncStorage, type Task } from "./storage.ts";
+import type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";
 
 export { SessionLockedError };
-
-/** A lock this process holds. */
-export interface WriterLock {
-	path: string;
-	lockPath: string;
-	owner: LockOwner;
-}
 
 /** Tokens of the locks this JavaScript realm holds now, so it can tell its live locks from leftovers. */
 const heldHere = new Set<string>();
@@ -29,11 +22,13 @@ export function isLockHeldHere(token: string): boolean {
 const UNREADABLE_LOCK_GRACE_MS = 10_000;
 const encoder = new TextEncoder();
 
+/** The lock file of a session file. */
 export function lockPathOf(path: string): string {
 	return `${path}.lock`;
 }
 
-function* readOwner(lockPath: string): Task<LockOwner | null> {
+/** The owner written in a lock file; null when there is none or it cannot be read. */
+export function* readOwner(lockPath: string): Task<LockOwner | null> {
 	let bytes: Uint8Array;
 	try {
 		bytes = yield* io("readRange", lockPath, 0, 4096);
@@ -71,11 +66,11 @@ function* isYoung(path: string): Task<boolean> {
  * the one taker holding it checks that the lock is still the stale one it judged before removing it, so
  * two takers can never both end up holding the lock.
  * @example
- * const lock = await runTask(acquireLock("/s/a.jsonl"), storage);
+ * const lock = await runTask(acquireLock("/s/a.jsonl", identity), storage);
  */
-export function* acquireLock(path: string): Task<WriterLock> {
+export function* acquireLock(path: string, identity: LockIdentity): Task<HeldLock> {
 	const lockPath = lockPathOf(path);
-	const owner = yield* io("lockOwner");
+	const owner = identity.lockOwner();
 	const content = encoder.encode(`${JSON.stringify(owner)}\n`);
 	for (let attempt = 0; attempt < 5; attempt++) {
 		// Registered before the file exists, so that a competitor in this realm that reads the new lock
@@ -83,7 +78,7 @@ export function* acquireLock(path: string): Task<WriterLock> {
 		heldHere.add(owner.token);
 		try {
 			yield* io("createExclusive", lockPath, [content], false);
-			return { path, lockPath, owner };
+			return { path, owner };
 		} catch (error) {
 			heldHere.delete(owner.token);
 			// Any other failure (out of file descriptors, a full disk) left no file of ours: an exclusive create
@@ -91,7 +86,9 @@ export function* acquireLock(path: string): Task<WriterLock> {
 			if (!isStorageError(error, "exists")) throw error;
 		}
 		const current = yield* readOwner(lockPath);
-		if (current && (yield* io("isLockOwnerAlive", current))) throw new SessionLockedError(path, current);
+		if (current && identity.isLockOwnerAlive(current)) {
+			throw new SessionLockedError(path, current, undefined, identity.describeOwner?.(current));
+		}
 		// An unreadable lock file may be one that is being written right now.
 		if (!current && (yield* isYoung(lockPath))) throw new SessionLockedError(path, undefined);
 		yield* removeStaleLock(path, lockPath, current, content);
@@ -124,13 +121,45 @@ function* removeStaleLock(
 }
 
 /** Release a lock taken by `acquireLock`; a lock file that is no longer ours is left alone. */
-export function* releaseLock(lock: WriterLock): Task<void> {
+export function* releaseLock(lock: HeldLock): Task<void> {
+	const lockPath = lockPathOf(lock.path);
 	try {
-		const current = yield* readOwner(lock.lockPath);
-		if (current?.token === lock.owner.token) yield* io("remove", lock.lockPath);
+		const current = yield* readOwner(lockPath);
+		if (current?.token === lock.owner.token) yield* io("remove", lockPath);
 	} finally {
 		// Only now: while the file is still there, an opener in this realm must see it as held, not as
 		// abandoned (taking it over would let this late removal delete the new owner's lock).
 		heldHere.delete(lock.owner.token);
 	}
 }
+
+/** Lock files on `storage`, their owners named and judged by `identity`. */
+export function lockFiles(storage: Storage, identity: LockIdentity): WriterLocks {
+	return {
+		acquire: (path) => runTask(acquireLock(path, identity), storage),
+		release: (lock) => runTask(releaseLock(lock), storage),
+		owner: async (path) => (await runTask(readOwner(lockPathOf(path)), storage)) ?? undefined,
+	};
+}
+
+/** Lock files on a synchronous storage (the pi-compatible facade). */
+export function lockFilesSync(storage: SyncStorage, identity: LockIdentity): SyncWriterLocks {
+	return {
+		acquire: (path) => runTaskSync(acquireLock(path, identity), storage),
+		release: (lock) => runTaskSync(releaseLock(lock), storage),
+		owner: (path) => runTaskSync(readOwner(lockPathOf(path)), storage) ?? undefined,
+	};
+}
+
+/** This realm's name in lock files of `realmLockIdentity`. */
+const realmHost = `realm:${crypto.randomUUID()}`;
+
+/**
+ * Owners known only to this JavaScript realm: a lock is alive while this realm holds it, and one taken
+ * anywhere else is always alive (nothing here can tell it is gone, so it is never taken over). The
+ * default where no identity of a runtime is given; right for storage no other realm uses (in memory).
+ */
+export const realmLockIdentity: LockIdentity = {
+	lockOwner: () => ({ pid: 0, host: realmHost, startedAt: Date.now(), token: crypto.randomUUID() }),
+	isLockOwnerAlive: (owner) => owner.host !== realmHost || heldHere.has(owner.token),
+};

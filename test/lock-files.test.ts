@@ -1,0 +1,148 @@
+/**
+ * Lock files under pressure: a stale lock that is still empty, taken over by several openers at once;
+ * the locks of a thread of this process that died.
+ */
+import { mkdtempSync, promises, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { threadId } from "node:worker_threads";
+import { afterAll, describe, expect, it } from "vitest";
+import { type FsPromisesLike, fsPromisesStorage } from "../adapters/fs-promises.ts";
+import { createNodeLocks, nodeLockIdentity } from "../adapters/node.ts";
+import { createMemoryStorage } from "../adapters/zenfs.ts";
+import { SessionLockedError, type Storage, type WriterLocks } from "../src/index.ts";
+import { lockFiles, realmLockIdentity } from "../src/lock-files.ts";
+import { markThreadDead } from "../src/lock-threads.ts";
+
+const dirs: string[] = [];
+afterAll(() => {
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const encoder = new TextEncoder();
+
+/** `fs.promises` whose file writes each wait a few milliseconds first. */
+function withSlowWrites(fs: typeof promises): FsPromisesLike {
+	const like = fs as unknown as FsPromisesLike;
+	return Object.assign(Object.create(like), {
+		open: async (path: string, flags: string) => {
+			const handle = await like.open(path, flags);
+			return Object.assign(Object.create(handle), {
+				write: async (...args: Parameters<typeof handle.write>) => {
+					await new Promise((resolve) => setTimeout(resolve, 3));
+					return handle.write(...args);
+				},
+				stat: () => handle.stat(),
+				read: (...args: Parameters<typeof handle.read>) => handle.read(...args),
+				datasync: () => handle.datasync(),
+				close: () => handle.close(),
+			});
+		},
+	});
+}
+
+/** Several openers at once: exactly one gets the lock, the others `SessionLockedError`. */
+async function expectOneWinner(locks: WriterLocks, path: string, openers: number): Promise<void> {
+	const results = await Promise.allSettled(Array.from({ length: openers }, () => locks.acquire(path)));
+	const won = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+	for (const r of results) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(SessionLockedError);
+	expect(won).toHaveLength(1);
+	await locks.release(won[0] as (typeof won)[number]);
+}
+
+describe("an exclusive create (a lock file's)", () => {
+	it.each([
+		["on the local file system", async () => fsPromisesStorage(withSlowWrites(promises))],
+		["in memory", async () => (await createMemoryStorage()) as Storage],
+	])("%s is never seen empty or in part, and a failed one leaves nothing", async (_name, make) => {
+		const dir = mkdtempSync(join(tmpdir(), "pst-create-"));
+		dirs.push(dir);
+		const storage = await make();
+		await storage.mkdir(dir);
+		const path = join(dir, "f.lock");
+		const content = [encoder.encode("a".repeat(100)), encoder.encode("b".repeat(100))];
+		let done = false;
+		const created = storage.createExclusive(path, content, false).finally(() => {
+			done = true;
+		});
+		const seen = new Set<number>();
+		while (!done) {
+			const stat = await storage.stat(path);
+			if (stat) seen.add(stat.size);
+			await new Promise((resolve) => setTimeout(resolve, 0));
+		}
+		await created;
+		expect([...seen].filter((size) => size !== 200)).toEqual([]);
+		const failing = (function* () {
+			yield encoder.encode("x");
+			throw new Error("the content could not be made");
+		})();
+		await expect(storage.createExclusive(join(dir, "g.lock"), failing, false)).rejects.toThrow(/could not be made/);
+		expect((await storage.list(dir)).map((entry) => entry.name)).toEqual(["f.lock"]);
+	});
+});
+
+describe("a stale lock file that is still empty", () => {
+	it("on the local file system: of openers taking it over at once, exactly one wins (40 rounds)", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "pst-empty-lock-"));
+		dirs.push(dir);
+		// Slow writes widen the moment between a file's creation and its content, where an opener that
+		// reads the new lock finds it empty too (unless creates are whole-or-nothing, as they must be).
+		const storage = fsPromisesStorage(withSlowWrites(promises));
+		for (let round = 0; round < 40; round++) {
+			const path = join(dir, `s${round}.jsonl`);
+			writeFileSync(`${path}.lock`, ""); // its writer died between create and write, long ago
+			const old = new Date(Date.now() - 60_000);
+			utimesSync(`${path}.lock`, old, old);
+			await expectOneWinner(lockFiles(storage, nodeLockIdentity), path, 4);
+		}
+	});
+
+	it("in memory: of openers taking it over at once, exactly one wins (40 rounds)", async () => {
+		const storage: Storage = await createMemoryStorage();
+		await storage.mkdir("/s");
+		const locks = lockFiles(storage, realmLockIdentity);
+		for (let round = 0; round < 40; round++) {
+			const path = `/s/s${round}.jsonl`;
+			await storage.createExclusive(`${path}.lock`, [], false);
+			// An empty lock this realm never held is judged by its age: make every check see it as old.
+			const stat = storage.stat.bind(storage);
+			const aged: Storage = {
+				...storage,
+				stat: async (p) => {
+					const found = await stat(p);
+					return found && p.endsWith(".lock") ? { ...found, mtimeMs: found.mtimeMs - 60_000 } : found;
+				},
+			};
+			await expectOneWinner(lockFiles(aged, realmLockIdentity), path, 4);
+		}
+		expect(locks).toBeDefined();
+	});
+});
+
+describe("locks of another thread of this process", () => {
+	it("are alive while that thread may run, and stale once it is known to have died", () => {
+		const owner = { ...nodeLockIdentity.lockOwner(), thread: threadId + 1000 };
+		expect(nodeLockIdentity.isLockOwnerAlive(owner)).toBe(true);
+		markThreadDead(threadId + 1000);
+		expect(nodeLockIdentity.isLockOwnerAlive(owner)).toBe(false);
+		// This thread's own: alive only while held here.
+		expect(nodeLockIdentity.isLockOwnerAlive(nodeLockIdentity.lockOwner())).toBe(false);
+	});
+
+	it("a lock file left by a thread that died is taken over", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "pst-dead-thread-"));
+		dirs.push(dir);
+		const path = join(dir, "s.jsonl");
+		const dead = { ...nodeLockIdentity.lockOwner(), thread: threadId + 2000 };
+		writeFileSync(`${path}.lock`, encoder.encode(`${JSON.stringify(dead)}\n`));
+		const locks = createNodeLocks();
+		const refused = await locks.acquire(path).catch((error: unknown) => error);
+		expect(refused).toBeInstanceOf(SessionLockedError);
+		expect((refused as Error).message).toMatch(new RegExp(`thread ${threadId + 2000} of this process`));
+		markThreadDead(threadId + 2000);
+		const lock = await locks.acquire(path);
+		expect(lock.owner.thread).toBe(threadId);
+		await locks.release(lock);
+	});
+});
