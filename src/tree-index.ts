@@ -1,0 +1,123 @@
+/**
+ * The index behind `SessionTree`: entries in file order, nodes by id with parents, children and depth,
+ * the roots, the leaf, and what label and `session_info` entries resolve to. It links entries and undoes
+ * the last append; it decides nothing about malformed input (see tree-load.ts) and builds no entries.
+ * @module
+ */
+import type { SessionEntry, SessionTreeNode } from "./entries.ts";
+import { EntryNotFoundError } from "./errors.ts";
+import { applyLabel, normalizeSessionName, type ResolvedLabel } from "./tree-labels.ts";
+
+/** One indexed entry. `depth` (0 for a root) sizes a branch before walking it. */
+export interface IndexNode {
+	entry: SessionEntry;
+	parent: IndexNode | null;
+	children: IndexNode[];
+	depth: number;
+}
+
+/**
+ * Plain fields, read and written directly by `SessionTree` and the loader: this class is internal, and the
+ * append and load paths stay free of accessors.
+ */
+export class TreeIndex {
+	readonly entries: SessionEntry[] = [];
+	readonly nodes: Map<string, IndexNode> = new Map();
+	readonly roots: IndexNode[] = [];
+	readonly labels: Map<string, ResolvedLabel> = new Map();
+	leaf: IndexNode | null = null;
+	name: string | undefined;
+	/** What `retractLast` puts back: the last appended entry, the leaf and name before it, and the labels before a label. */
+	#lastAppended: SessionEntry | undefined;
+	#leafBeforeAppend: IndexNode | null = null;
+	#nameBeforeAppend: string | undefined;
+	#labelsBeforeAppend: [string, ResolvedLabel][] | undefined;
+
+	/** Index an entry (already in `entries`) under `parent`; it becomes the leaf. */
+	link(entry: SessionEntry, parent: IndexNode | null): void {
+		const node: IndexNode = { entry, parent, children: [], depth: parent ? parent.depth + 1 : 0 };
+		this.nodes.set(entry.id, node);
+		if (parent) parent.children.push(node);
+		else this.roots.push(node);
+		this.leaf = node;
+		if (entry.type === "label") applyLabel(this.labels, entry);
+		else if (entry.type === "session_info") this.name = normalizeSessionName(entry.name);
+	}
+
+	/** Add a new entry under `parent`, remembering what `retractLast` needs (in fields: no object per append). */
+	append(entry: SessionEntry, parent: IndexNode | null): void {
+		this.#lastAppended = entry;
+		this.#leafBeforeAppend = this.leaf;
+		this.#nameBeforeAppend = this.name;
+		this.#labelsBeforeAppend = entry.type === "label" ? [...this.labels] : undefined;
+		this.entries.push(entry);
+		this.link(entry, parent);
+	}
+
+	/** Undo the last `append`, if it made the very last entry and nothing was linked under it since. */
+	retractLast(): void {
+		const last = this.#lastAppended;
+		const node = last && this.nodes.get(last.id);
+		if (!last || !node || this.entries[this.entries.length - 1] !== last || node.children.length > 0) {
+			throw new Error("internal error: only the last appended entry can be retracted");
+		}
+		this.#lastAppended = undefined;
+		this.entries.pop();
+		this.nodes.delete(last.id);
+		(node.parent ? node.parent.children : this.roots).pop();
+		this.leaf = this.#leafBeforeAppend;
+		this.name = this.#nameBeforeAppend;
+		if (this.#labelsBeforeAppend) {
+			// Cleared and refilled, not replaced: `getLabels()` hands out this very map.
+			this.labels.clear();
+			for (const [target, label] of this.#labelsBeforeAppend) this.labels.set(target, label);
+		}
+	}
+
+	require(id: string): IndexNode {
+		const node = this.nodes.get(id);
+		if (!node) throw new EntryNotFoundError(id);
+		return node;
+	}
+
+	/** Entries from the root to `node`, filled by depth so the walk up needs no reverse. */
+	path(node: IndexNode): SessionEntry[] {
+		const path = new Array<SessionEntry>(node.depth + 1);
+		for (let at: IndexNode | null = node; at; at = at.parent) path[at.depth] = at.entry;
+		return path;
+	}
+
+	/** Whether `node` is the leaf or one of its ancestors. */
+	isOnBranch(node: IndexNode): boolean {
+		for (let at = this.leaf; at; at = at.parent) if (at === node) return true;
+		return false;
+	}
+
+	/**
+	 * The whole tree: roots and children oldest first by timestamp, with resolved labels. Built
+	 * iteratively, so deep sessions cannot overflow the stack.
+	 */
+	tree(): SessionTreeNode[] {
+		const out = new Map<IndexNode, SessionTreeNode>();
+		for (const node of this.nodes.values()) {
+			const resolved = this.labels.get(node.entry.id);
+			// Both label keys always there, `undefined` when unlabelled, as pi's nodes have them.
+			out.set(node, { entry: node.entry, children: [], label: resolved?.label, labelTimestamp: resolved?.timestamp });
+		}
+		for (const [node, treeNode] of out) {
+			if (node.parent) (out.get(node.parent) as SessionTreeNode).children.push(treeNode);
+		}
+		for (const treeNode of out.values()) sortOldestFirst(treeNode.children);
+		return this.roots.map((root) => out.get(root) as SessionTreeNode);
+	}
+}
+
+/** Stable sort by timestamp, skipped when already in order (the usual case for append-only files). */
+function sortOldestFirst(nodes: SessionTreeNode[]): void {
+	if (nodes.length < 2) return;
+	const time = (node: SessionTreeNode): number => new Date(node.entry.timestamp).getTime();
+	let sorted = true;
+	for (let i = 1; i < nodes.length && sorted; i++)
+		sorted = !(time(nodes[i - 1] as SessionTreeNode) > time(nodes[i] as SessionTreeNode));
+	if (!sorted) nodes.sort((a, b) => time(a) - time(b));
+}
