@@ -55,7 +55,9 @@ export function planOpening(
 	read: ReadSession | EmptySession | null,
 	options: { readOnly: boolean; create: boolean },
 ): OpeningPlan {
-	if (!read) return options.create ? { action: "start-new" } : { action: "refuse", error: new SessionNotFoundError(path) };
+	if (!read) {
+		return options.create ? { action: "start-new" } : { action: "refuse", error: new SessionNotFoundError(path) };
+	}
 	if (options.readOnly) return { action: "use-as-is" };
 	if ("empty" in read) return { action: "write-header" };
 	if (read.migration.changed) return { action: "migrate", fromVersion: read.migration.fromVersion };
@@ -99,8 +101,9 @@ function* carryOut(
 	readOnly: boolean,
 ): Task<{ core: SessionCore } | { migrated?: OpenReport["migratedFrom"] }> {
 	const sessionDir = options.sessionDir ?? dirname(path);
-	const bind = (tree: SessionTree, fileExists: boolean, report: OpenReport) =>
-		({ core: new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists, report }) });
+	const bind = (tree: SessionTree, fileExists: boolean, report: OpenReport) => ({
+		core: new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists, report }),
+	});
 	switch (plan.action) {
 		case "refuse":
 			throw plan.error;
@@ -116,6 +119,8 @@ function* carryOut(
 		default:
 			break;
 	}
+	// An empty file read only: a session with no entries, and no header written.
+	if (read && "empty" in read) return bind(SessionTree.create({ cwd: options.cwd ?? "" }), false, emptyReport(false));
 	const file = read as ReadSession;
 	const tree = SessionTree.fromRecords(file.records, { file: path, locations: file.locations });
 	const report: OpenReport = {
