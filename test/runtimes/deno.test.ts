@@ -1,11 +1,17 @@
 /**
- * The engine conformance suite on Deno (`deno test`): in-process and through Deno workers. Deno runs
- * `node:test`'s describe/it; `expect` is a small shim over `node:assert` with the three matchers the
- * suite uses (values are compared as JSON data, as the suite only compares plain data).
+ * The engine conformance suite on Deno (`deno test`): in-process and through Deno workers; and the storage
+ * conformance suite on the node storage (Deno's `node:fs`, sync twin included) and the in-memory storage.
+ * Deno runs `node:test`'s describe/it; `expect` is a small shim over `node:assert` with the three matchers
+ * the suites use (values are compared as JSON data, as the suites only compare plain data).
  */
 import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import type { ExpectLike } from "../../src/testing.ts";
+import { createNodeStorage, createNodeSyncStorage } from "../../adapters/node.ts";
+import { createMemoryStorage } from "../../adapters/zenfs.ts";
+import { type ExpectLike, type TestApi, testStorage } from "../../src/testing.ts";
 import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
 
 const asData = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
@@ -14,10 +20,28 @@ const expect = (actual: unknown): ExpectLike => ({
 	toEqual: (expected) => assert.deepStrictEqual(asData(actual), asData(expected)),
 	toBeNull: () => assert.equal(actual, null),
 });
+// node:test passes its own context to a test function; the suites' tests take none.
+const t: TestApi = { describe, it: (name, fn) => it(name, () => fn()), expect };
 
 runEngineConformance(
-	{ describe, it: (name, fn) => it(name, () => fn()), expect },
+	t,
 	(fn) => after(fn),
 	(name, fn) => describe.skip(name, fn),
 );
-runWorkerLife({ describe, it: (name, fn) => it(name, () => fn()), expect });
+runWorkerLife(t);
+
+testStorage(
+	"node storage (Deno)",
+	async () => {
+		const root = await mkdtemp(join(tmpdir(), "pi-storage-"));
+		return {
+			storage: createNodeStorage(),
+			syncStorage: createNodeSyncStorage(),
+			root,
+			cleanup: () => rm(root, { recursive: true, force: true }),
+		};
+	},
+	t,
+	{ sync: true, ownUnheldOwner: "alive" },
+);
+testStorage("memory storage (Deno)", async () => ({ storage: await createMemoryStorage(), root: "/work" }), t);
