@@ -24,6 +24,7 @@
  */
 import { appendTests } from "./testing/append.ts";
 import { createExclusiveTests } from "./testing/create-exclusive.ts";
+import { linkTests } from "./testing/link.ts";
 import { listTests } from "./testing/list.ts";
 import { lockTests } from "./testing/locks.ts";
 import { mkdirTests } from "./testing/mkdir.ts";
@@ -56,6 +57,7 @@ const modules: readonly ((s: Suite) => void)[] = [
 	createExclusiveTests,
 	replaceTests,
 	renameTests,
+	linkTests,
 	statTests,
 	listTests,
 	mkdirTests,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { errorFromData } from "../adapters/worker.ts";
 import { errorToData } from "../src/error-data.ts";
-import { SessionLockedError } from "../src/lock.ts";
+import { SessionLockedError } from "../src/errors.ts";
 import { StorageError } from "../src/storage.ts";
 
 /** Through structured cloning, as between threads. */

@@ -2,12 +2,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, utimes } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { threadId } from "node:worker_threads";
 import { bindContext, type FileSystem, InMemory, resolveMountConfig } from "@zenfs/core";
 import { describe, expect, it } from "vitest";
 import { type FsPromisesLike, fsPromisesStorage } from "../adapters/fs-promises.ts";
-import { createNodeStorage, createNodeSyncStorage, processStartTime } from "../adapters/node.ts";
+import { createNodeStorage, createNodeSyncStorage, nodeLockIdentity, processStartTime } from "../adapters/node.ts";
 import { createMemoryStorage, createZenfsStorage } from "../adapters/zenfs.ts";
-import { acquireLock, lockPathOf, releaseLock, SessionLockedError } from "../src/lock.ts";
+import { acquireLock, lockPathOf, realmLockIdentity, releaseLock, SessionLockedError } from "../src/lock-files.ts";
 import type { Storage } from "../src/storage.ts";
 import { runTask, StorageError } from "../src/storage.ts";
 import { type StorageFixture, testStorage } from "../src/testing.ts";
@@ -21,6 +22,7 @@ async function nodeFixture(): Promise<StorageFixture> {
 	return {
 		storage: createNodeStorage(),
 		syncStorage: createNodeSyncStorage(),
+		lockIdentity: nodeLockIdentity,
 		root,
 		cleanup: () => rm(root, { recursive: true, force: true }),
 	};
@@ -31,7 +33,7 @@ async function prefixedZenfs(): Promise<{ fileSystem: FileSystem; storage: Stora
 	return { fileSystem, storage: createZenfsStorage(fileSystem, { root: "/prefix" }) };
 }
 
-testStorage("node", nodeFixture, t, { sync: true, ownUnheldOwner: "alive" });
+testStorage("node", nodeFixture, t, { sync: true });
 testStorage("zenfs in memory", async () => ({ storage: await createMemoryStorage(), root: "/work" }), t);
 testStorage("zenfs under a root prefix", async () => ({ storage: (await prefixedZenfs()).storage, root: "/work" }), t);
 
@@ -44,33 +46,31 @@ async function abandonedGarbageLock(storage: Storage, path: string, backdate: (l
 }
 
 describe("node adapter specifics", () => {
-	it("lock owners are this process on this host", async () => {
-		const owner = await createNodeStorage().lockOwner();
+	it("lock owners are this thread of this process on this host", async () => {
+		const owner = nodeLockIdentity.lockOwner();
 		expect(owner.pid).toBe(process.pid);
 		expect(owner.host).toBe(hostname());
+		expect(owner.thread).toBe(threadId);
 		expect(owner.startedAt).toBeLessThanOrEqual(Date.now() - process.uptime() * 1000 + 1000);
-		expect(createNodeSyncStorage().lockOwner().host).toBe(hostname());
 	});
 
 	it("isLockOwnerAlive: a foreign pid that is not running is not alive; one on another host is", async () => {
-		const storage = createNodeStorage();
-		const own = await storage.lockOwner();
+		const identity = nodeLockIdentity;
+		const own = identity.lockOwner();
 		const foreign = { ...own, pid: 2 ** 22 + 12345, token: "foreign" };
-		expect(await storage.isLockOwnerAlive(foreign)).toBe(false);
-		expect(createNodeSyncStorage().isLockOwnerAlive(foreign)).toBe(false);
+		expect(identity.isLockOwnerAlive(foreign)).toBe(false);
 		// Another machine cannot be checked, so its locks are never stolen.
-		expect(await storage.isLockOwnerAlive({ ...foreign, host: `not-${own.host}` })).toBe(true);
+		expect(identity.isLockOwnerAlive({ ...foreign, host: `not-${own.host}` })).toBe(true);
 		// A running process (our parent) holds its locks, whatever its token…
 		const parentStart = processStartTime(process.ppid) as number;
-		expect(await storage.isLockOwnerAlive({ ...foreign, pid: process.ppid, startedAt: parentStart })).toBe(true);
+		expect(identity.isLockOwnerAlive({ ...foreign, pid: process.ppid, startedAt: parentStart })).toBe(true);
 		// …unless it started after the lock was taken: then its pid was reused and the lock is stale.
-		expect(await storage.isLockOwnerAlive({ ...foreign, pid: process.ppid, startedAt: parentStart - 60_000 })).toBe(
-			false,
-		);
-		// This process: alive, whatever the token (another thread of it may hold the lock)…
-		expect(await storage.isLockOwnerAlive(own)).toBe(true);
+		expect(identity.isLockOwnerAlive({ ...foreign, pid: process.ppid, startedAt: parentStart - 60_000 })).toBe(false);
+		// This thread: alive only while it holds the lock; another thread of it: alive (it may be running)…
+		expect(identity.isLockOwnerAlive(own)).toBe(false);
+		expect(identity.isLockOwnerAlive({ ...own, thread: threadId + 1 })).toBe(true);
 		// …but not a process that had our pid before us.
-		expect(await storage.isLockOwnerAlive({ ...own, startedAt: own.startedAt - 60_000 })).toBe(false);
+		expect(identity.isLockOwnerAlive({ ...own, startedAt: own.startedAt - 60_000 })).toBe(false);
 	});
 
 	it("a lock held by another running process on this host is refused", async () => {
@@ -84,7 +84,7 @@ describe("node adapter specifics", () => {
 				token: "parent",
 			};
 			await fixture.storage.createExclusive(lockPathOf(path), [bytes(JSON.stringify(owner))], false);
-			const error = await runTask(acquireLock(path), fixture.storage).catch((e: unknown) => e);
+			const error = await runTask(acquireLock(path, nodeLockIdentity), fixture.storage).catch((e: unknown) => e);
 			expect(error).toBeInstanceOf(SessionLockedError);
 			expect((error as SessionLockedError).owner).toEqual(owner);
 		} finally {
@@ -98,8 +98,8 @@ describe("node adapter specifics", () => {
 			const path = `${fixture.root}/s.jsonl`;
 			const old = new Date(Date.now() - 60_000);
 			await abandonedGarbageLock(fixture.storage, path, (lockPath) => utimes(lockPath, old, old));
-			const lock = await runTask(acquireLock(path), fixture.storage);
-			expect(JSON.parse(text(await fixture.storage.readRange(lock.lockPath, 0, 4096)))).toEqual(lock.owner);
+			const lock = await runTask(acquireLock(path, nodeLockIdentity), fixture.storage);
+			expect(JSON.parse(text(await fixture.storage.readRange(lockPathOf(lock.path), 0, 4096)))).toEqual(lock.owner);
 			await runTask(releaseLock(lock), fixture.storage);
 			expect(await fixture.storage.list(fixture.root)).toEqual([]);
 		} finally {
@@ -156,8 +156,8 @@ describe("zenfs adapter specifics", () => {
 		await abandonedGarbageLock(storage, "/work/s.jsonl", async (lockPath) =>
 			inside.utimesSync(`/prefix${lockPath}`, old, old),
 		);
-		const lock = await runTask(acquireLock("/work/s.jsonl"), storage);
-		expect(JSON.parse(text(await storage.readRange(lock.lockPath, 0, 4096)))).toEqual(lock.owner);
+		const lock = await runTask(acquireLock("/work/s.jsonl", nodeLockIdentity), storage);
+		expect(JSON.parse(text(await storage.readRange(lockPathOf(lock.path), 0, 4096)))).toEqual(lock.owner);
 		await runTask(releaseLock(lock), storage);
 		expect(await storage.list("/work")).toEqual([]);
 	});
@@ -277,11 +277,7 @@ describe("zenfs adapter specifics", () => {
 				};
 			},
 		} as unknown as FsPromisesLike;
-		const identity = {
-			lockOwner: () => ({ pid: 0, host: "h", startedAt: 0, token: "t" }),
-			isLockOwnerAlive: () => true,
-		};
-		const storage = fsPromisesStorage(fs, identity, (path) => path, { keepAppendHandles: { handles: 2, bytes: 100 } });
+		const storage = fsPromisesStorage(fs, (path) => path, { keepAppendHandles: { handles: 2, bytes: 100 } });
 		const data = (size: number) => new Uint8Array(size);
 		await storage.append("/d/a", data(10), false);
 		await storage.append("/d//a", data(10), false);
@@ -305,11 +301,12 @@ describe("zenfs adapter specifics", () => {
 		]);
 	});
 
-	it("lock owners name the realm, not a pid", async () => {
-		const storage = await createMemoryStorage();
-		const owner = await storage.lockOwner();
+	it("the default lock owners name the realm, not a pid; another realm's are never taken over", async () => {
+		const owner = realmLockIdentity.lockOwner();
 		expect(owner.pid).toBe(0);
-		expect(owner.host.startsWith("zenfs:")).toBe(true);
-		expect(await storage.isLockOwnerAlive({ ...owner, pid: process.pid })).toBe(false);
+		expect(owner.host.startsWith("realm:")).toBe(true);
+		expect(realmLockIdentity.isLockOwnerAlive({ ...owner, pid: process.pid })).toBe(false);
+		expect(realmLockIdentity.isLockOwnerAlive({ ...owner, host: "realm:another" })).toBe(true);
+		expect(realmLockIdentity.isLockOwnerAlive({ ...nodeLockIdentity.lockOwner(), pid: 2 ** 22 + 1 })).toBe(true);
 	});
 });

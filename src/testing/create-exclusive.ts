@@ -1,6 +1,6 @@
 /**
  * `createExclusive(path, chunks, durable)`: chunks taken lazily, `exists` without touching the file,
- * one winner of concurrent creations.
+ * one winner of concurrent creations, whole or nothing (never seen in part; a failure leaves nothing).
  * @module
  */
 import { StorageError } from "../storage.ts";
@@ -53,6 +53,31 @@ export function createExclusiveTests(s: Suite): void {
 				if (r.status === "rejected") expect(r.reason instanceof StorageError && r.reason.code).toBe("exists");
 			}
 			expect(await readText(c, c.at("f"))).toBe(`writer ${won[0]}`);
+		});
+		test("is never seen in part while it is written, and a failed one leaves nothing behind", async (c) => {
+			const half = new Uint8Array(256 << 10).fill(0x61);
+			let done = false;
+			const created = c.storage.createExclusive(c.at("f"), [half, half, half, half], false).finally(() => {
+				done = true;
+			});
+			const sizes = new Set<number>();
+			while (!done) {
+				const stat = await c.storage.stat(c.at("f"));
+				if (stat) sizes.add(stat.size);
+				await new Promise((resolve) => setTimeout(resolve, 0));
+			}
+			await created;
+			expect([...sizes].filter((size) => size !== 4 * half.length)).toEqual([]);
+			function* failing(): Generator<Uint8Array> {
+				yield bytes("a part");
+				throw new Error("the content could not be made");
+			}
+			const error = await c.storage.createExclusive(c.at("g"), failing(), false).then(
+				() => undefined,
+				(reason: unknown) => reason,
+			);
+			expect(error instanceof Error).toBe(true);
+			expect((await c.storage.list(c.root)).map((entry) => entry.name)).toEqual(["f"]);
 		});
 		test("creating in a missing directory fails with not-found", async (c) => {
 			await expectStorageError(c.storage.createExclusive(c.at("no-dir", "f"), [bytes("x")], false), "not-found");

@@ -4,11 +4,10 @@
  * Runtime-neutral: nothing here may need Node (the suite runs in browsers too).
  * @module
  */
-import { SessionLockedError } from "../lock.ts";
+import { realmLockIdentity, SessionLockedError } from "../lock-files.ts";
 import {
 	type DirEntry,
 	io,
-	type LockOwner,
 	runTask,
 	runTaskSync,
 	type Storage,
@@ -17,6 +16,7 @@ import {
 	type SyncStorage,
 	type Task,
 } from "../storage.ts";
+import type { LockIdentity, LockOwner } from "../writer-lock.ts";
 
 /** The few matchers the suite uses; vitest's, bun's and `@std/expect`'s `expect(value)` all have them. */
 export interface ExpectLike {
@@ -39,6 +39,8 @@ export interface StorageFixture {
 	root: string;
 	/** The synchronous twin of `storage`, on the same files (only with `{ sync: true }`). */
 	syncStorage?: SyncStorage;
+	/** How lock files on this storage name and judge their owners (default `realmLockIdentity`). */
+	lockIdentity?: LockIdentity;
 	/** Called after the test, passed or failed. */
 	cleanup?: () => Promise<void>;
 }
@@ -49,13 +51,6 @@ export type StorageFactory = () => Promise<StorageFixture>;
 export interface TestStorageOptions {
 	/** The factory returns a `syncStorage` too: run the suite through `runTaskSync` as well. */
 	sync?: boolean;
-	/**
-	 * Whether a lock owner of this very process whose token this thread does not hold counts as alive.
-	 * `"dead"` (default): the storage is used by one thread only, so such a lock is a leftover and may be
-	 * taken over. `"alive"`: other threads of the process may use the storage too (the node adapter), and
-	 * their locks cannot be seen from here, so they are never taken.
-	 */
-	ownUnheldOwner?: "dead" | "alive";
 }
 
 /** What one test works with. `storage` is the adapter itself, or the sync twin behind `runTaskSync`. */
@@ -67,6 +62,8 @@ export interface Context {
 	/** Run a task with the driver under test (`runTask` or `runTaskSync`). */
 	run<T>(task: Task<T>): Promise<T>;
 	fixture: StorageFixture;
+	/** The fixture's lock identity. */
+	identity: LockIdentity;
 }
 
 export type Body = (c: Context) => Promise<void>;
@@ -140,8 +137,6 @@ function storageOverSync(sync: SyncStorage): Storage {
 		list: async (dir) => runTaskSync(io("list", dir), sync),
 		mkdir: async (dir) => runTaskSync(io("mkdir", dir), sync),
 		remove: async (path) => runTaskSync(io("remove", path), sync),
-		lockOwner: async () => runTaskSync(io("lockOwner"), sync),
-		isLockOwnerAlive: async (owner) => runTaskSync(io("isLockOwnerAlive", owner), sync),
 	};
 }
 
@@ -188,7 +183,7 @@ export function createSuite(
 				const root = fixture.root.replace(/\/+$/, "") || "/";
 				const at = (...parts: string[]): string => [root === "/" ? "" : root, ...parts].join("/");
 				await storage.mkdir(root);
-				await body({ storage, root, at, run, fixture });
+				await body({ storage, root, at, run, fixture, identity: fixture.lockIdentity ?? realmLockIdentity });
 			} finally {
 				await fixture.cleanup?.();
 			}
@@ -223,7 +218,7 @@ export function createSuite(
 		readText: async (c, path) => text(await read(c, path)),
 		names: async (c, dir) => byName(await c.storage.list(dir)).map((e) => e.name),
 		deadOwner: async (c, token = `dead-${Math.random().toString(36).slice(2)}`) => {
-			const own = await c.storage.lockOwner();
+			const own = c.identity.lockOwner();
 			return { pid: DEAD_PID, host: own.host, startedAt: 1, token };
 		},
 		ownerJson: (owner) => bytes(`${JSON.stringify(owner)}\n`),

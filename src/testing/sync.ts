@@ -3,7 +3,7 @@
  * and the same locks.
  * @module
  */
-import { acquireLock, lockPathOf, releaseLock, SessionLockedError } from "../lock.ts";
+import { acquireLock, lockPathOf, realmLockIdentity, releaseLock, SessionLockedError } from "../lock-files.ts";
 import { io, runTask, runTaskSync, type SyncStorage } from "../storage.ts";
 import { byName, bytes, rejection, type StorageFactory, type StorageFixture, type TestApi, text } from "./support.ts";
 
@@ -33,12 +33,13 @@ export function syncTwinTests(factory: StorageFactory, t: TestApi): void {
 	});
 	withSync("a lock taken through one driver is refused through the other", async (fixture, sync, root) => {
 		const path = `${root}/s.jsonl`;
-		const held = await runTask(acquireLock(path), fixture.storage);
-		const refusedSync = await rejection(Promise.resolve().then(() => runTaskSync(acquireLock(path), sync)));
+		const identity = fixture.lockIdentity ?? realmLockIdentity;
+		const held = await runTask(acquireLock(path, identity), fixture.storage);
+		const refusedSync = await rejection(Promise.resolve().then(() => runTaskSync(acquireLock(path, identity), sync)));
 		expect(refusedSync instanceof SessionLockedError && refusedSync.owner?.token).toBe(held.owner.token);
 		await runTask(releaseLock(held), fixture.storage);
-		const heldSync = runTaskSync(acquireLock(path), sync);
-		const refused = await rejection(runTask(acquireLock(path), fixture.storage));
+		const heldSync = runTaskSync(acquireLock(path, identity), sync);
+		const refused = await rejection(runTask(acquireLock(path, identity), fixture.storage));
 		expect(refused instanceof SessionLockedError && refused.owner?.token).toBe(heldSync.owner.token);
 		runTaskSync(releaseLock(heldSync), sync);
 		expect(await fixture.storage.stat(lockPathOf(path))).toBeNull();

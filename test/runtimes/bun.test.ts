@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createNodeStorage, createNodeSyncStorage } from "../../adapters/node.ts";
+import { createNodeStorage, createNodeSyncStorage, nodeLockIdentity } from "../../adapters/node.ts";
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { testStorage } from "../../src/testing.ts";
 import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
@@ -24,11 +24,12 @@ testStorage(
 		return {
 			storage: createNodeStorage(),
 			syncStorage: createNodeSyncStorage(),
+			lockIdentity: nodeLockIdentity,
 			root,
 			cleanup: () => rm(root, { recursive: true, force: true }),
 		};
 	},
 	t,
-	{ sync: true, ownUnheldOwner: "alive" },
+	{ sync: true },
 );
 testStorage("memory storage (Bun)", async () => ({ storage: await createMemoryStorage(), root: "/work" }), t);

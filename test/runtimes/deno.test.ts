@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { createNodeStorage, createNodeSyncStorage } from "../../adapters/node.ts";
+import { createNodeStorage, createNodeSyncStorage, nodeLockIdentity } from "../../adapters/node.ts";
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { type ExpectLike, type TestApi, testStorage } from "../../src/testing.ts";
 import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
@@ -37,11 +37,12 @@ testStorage(
 		return {
 			storage: createNodeStorage(),
 			syncStorage: createNodeSyncStorage(),
+			lockIdentity: nodeLockIdentity,
 			root,
 			cleanup: () => rm(root, { recursive: true, force: true }),
 		};
 	},
 	t,
-	{ sync: true, ownUnheldOwner: "alive" },
+	{ sync: true },
 );
 testStorage("memory storage (Deno)", async () => ({ storage: await createMemoryStorage(), root: "/work" }), t);
