@@ -9,13 +9,14 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agentDir, createNodeStorage } from "../adapters/node.ts";
+import { agentDir, createNodeLocks, createNodeStorage } from "../adapters/node.ts";
 import { SessionManager } from "../adapters/pi-compat.ts";
 import { defaultSessionDir, listAllSessions, Session, sessionsRoot } from "../src/index.ts";
 
 process.env.PI_CODING_AGENT_DIR ??= mkdtempSync(join(tmpdir(), "pi-agent-"));
 const runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
 const storage = createNodeStorage();
+const locks = createNodeLocks(storage); // lock files shared with other processes
 const check = (what: string, ok: boolean) => {
 	console.log(`${ok ? "✓" : "✗"} ${what}`);
 	if (!ok) process.exit(1);
@@ -43,7 +44,7 @@ const cwd = "/home/me/project";
 const sessionDir = defaultSessionDir(cwd, agentDir());
 
 // Async engine: create, append, branch, fork to a new file.
-const session = await Session.create(storage, { cwd, sessionDir, durability: "group" });
+const session = await Session.create(storage, { cwd, sessionDir, durability: "group", locks });
 const question = await session.appendMessage({ role: "user", content: "How do I list files?", timestamp: Date.now() });
 check("the file exists from the first user message (pi 1.6)", (await storage.stat(session.path as string)) !== null);
 const [answer] = await Promise.all([
@@ -63,14 +64,14 @@ await session.close();
 
 // Reopen, and migrate a v1 file as old pi versions wrote it (a copy of the generated one in test/fixtures;
 // the original is kept as a backup). It goes where pi would have put it: <ISO time>_<session id>.jsonl.
-const reopened = await Session.open(storage, firstFile);
+const reopened = await Session.open(storage, firstFile, { locks });
 check("reopened with every entry", reopened.tree.size === 4 && reopened.tree.getLabel(question) === "start");
 await reopened.close();
 const v1Text = readFileSync(new URL("../test/fixtures/sessions/v1-linear.jsonl", import.meta.url), "utf8");
 const v1Header = JSON.parse(v1Text.slice(0, v1Text.indexOf("\n"))) as { id: string; timestamp: string };
 const v1 = join(sessionDir, `${v1Header.timestamp.replace(/[:.]/g, "-")}_${v1Header.id}.jsonl`);
 writeFileSync(v1, v1Text);
-const migrated = await Session.open(storage, v1);
+const migrated = await Session.open(storage, v1, { locks });
 check(
 	`migrated v1 → v3 with a backup (${migrated.tree.size} entries)`,
 	migrated.report.migratedFrom?.backupPath !== undefined,
