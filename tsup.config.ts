@@ -8,6 +8,7 @@ export const entries: Record<string, string> = {
 	"pi-compat": "adapters/pi-compat.ts",
 	testing: "src/testing.ts",
 	worker: "adapters/worker.ts",
+	"worker-host": "adapters/worker-host.ts",
 	"worker-entry": "adapters/worker-entry.ts",
 };
 

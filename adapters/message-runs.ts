@@ -1,11 +1,11 @@
 /**
- * The worker client's side of messages sent as JSON bytes (see `src/encoded-message.ts`): each appended
+ * The worker client's side of messages sent as JSON bytes (see `Session.changeEncodedMessage`): each appended
  * message becomes its JSON text on the caller's thread, consecutive messages to one session go as one
  * `appendEncodedMessages` call, and a batch's texts travel as one buffer of UTF-8, transferred.
  * @module
  */
-import type { BatchCall } from "../src/engine.ts";
-import { unencodableEntryError } from "../src/session.ts";
+import { unencodableEntryError } from "../src/errors.ts";
+import type { BatchCall } from "./worker-wire.ts";
 
 /**
  * A message as it will be written: `{ json }`, its JSON text, when that is an object's (the usual case);

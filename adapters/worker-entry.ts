@@ -1,8 +1,8 @@
 /**
- * The worker's entry module: load it as a module worker (or a Node worker thread) and it exposes the
- * engine factory of `pi-session-tree/worker` to the thread that started it.
+ * The worker's entry module: load it as a module worker (or a Node worker thread) and it serves engines
+ * to the thread that started it, on the stock storages: `"node"` and `"memory"` (see worker-storages.ts).
  * @module
  */
-import { exposeEngineFactory } from "./worker.ts";
+import { exposeEngine, stockStorages } from "./worker-host.ts";
 
-await exposeEngineFactory();
+await exposeEngine({ storages: stockStorages });

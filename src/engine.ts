@@ -5,6 +5,8 @@
  * sessions never cross the boundary, only the pages and views asked for.
  * @module
  */
+import type { AppendMethod } from "./append-methods.ts";
+import { APPEND_METHODS } from "./append-methods.ts";
 import {
 	findById,
 	findMostRecentSession,
@@ -13,19 +15,9 @@ import {
 	listSessions,
 	type SessionInfo,
 } from "./catalog.ts";
-import type {
-	AgentMessage,
-	ContextEditReplacement,
-	ImageContent,
-	ModelRef,
-	SessionEntry,
-	SessionHeader,
-	SessionTreeNode,
-	StoredMessage,
-	TextContent,
-	Usage,
-} from "./entries.ts";
-import { type ErrorData, errorToData } from "./error-data.ts";
+import { type ProgressCallback, trackProgress } from "./engine-progress.ts";
+import { type ContextPage, type ContextPageRequest, contextPage, type OutlineNode, outline } from "./engine-views.ts";
+import type { SessionEntry, SessionHeader, SessionTreeNode } from "./entries.ts";
 import { UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
 import type { Diagnostic } from "./jsonl.ts";
@@ -33,7 +25,9 @@ import { defaultSessionDir, dirname, sessionsRoot } from "./paths.ts";
 import { type Durability, type OpenReport, Session } from "./session.ts";
 import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import type { SessionTree } from "./tree.ts";
+import type { WriterLocks } from "./writer-lock.ts";
 
+export type { ContextPage, ContextPageRequest, OutlineNode, ProgressCallback };
 export { UnknownSessionError };
 
 /** Names an open session inside one engine. */
@@ -45,6 +39,11 @@ export interface EngineOptions {
 	agentDir: string;
 	/** Default durability of sessions this engine opens (default `"none"`, like pi). */
 	durability?: Durability;
+	/**
+	 * The writer locks (default: lock files judged by this realm alone; on the local file system pass
+	 * `createNodeLocks(storage)`, which takes over the lock of a process that is gone).
+	 */
+	locks?: WriterLocks;
 	/**
 	 * Hand out copies of entries, contexts and reports (default `true`), so that a caller changing them
 	 * cannot change the sessions. The worker turns it off: sending them to another thread copies them.
@@ -67,30 +66,6 @@ export interface SessionSummary {
 	report: OpenReport;
 }
 
-/** One entry of the tree outline: enough to draw a navigator without cloning entries. */
-export interface OutlineNode {
-	id: string;
-	parentId: string | null;
-	type: string;
-	/** The message role, for message entries. */
-	role?: string;
-	timestamp: string;
-	label?: string;
-	childCount: number;
-}
-
-/** A slice of a leaf's model context. */
-export interface ContextPage {
-	messages: AgentMessage[];
-	/** The id of the entry each message came from (a compaction gives its system message and summary). */
-	entryIds: string[];
-	/** Messages in the whole context. */
-	total: number;
-	offset: number;
-	thinkingLevel: string;
-	model: ModelRef | null;
-}
-
 export interface CreateSessionOptions {
 	cwd: string;
 	/** Default: pi's directory for `cwd` under the engine's agent directory. */
@@ -109,122 +84,23 @@ export interface OpenSessionOptions {
 	durability?: Durability;
 }
 
-/** Engine methods that change a session and can travel in one batch (`runBatch`), in order. */
-export const BATCHABLE_METHODS: readonly string[] = [
-	"appendMessage",
-	"appendThinkingLevelChange",
-	"appendModelChange",
-	"appendCompaction",
-	"appendUsage",
-	"appendContextEdit",
-	"appendCustomEntry",
-	"appendCustomMessageEntry",
-	"appendLabelChange",
-	"appendSessionInfo",
-	"branchWithSummary",
-	"branch",
-	"resetLeaf",
-];
+/** The tree's appends, by handle, each resolving with the new entry's id once it is written. */
+export type EngineAppends = {
+	[K in AppendMethod]: (handle: SessionHandle, ...args: Parameters<SessionTree[K]>) => Promise<string>;
+};
+
+// The appends are installed on the prototype, from APPEND_METHODS (in the class's static block).
+export interface Engine extends EngineAppends {}
+
+/** Set once the class is defined: reaches a handle's session from outside the class (`sessionOfHandle`). */
+let sessionOf: (engine: Engine, handle: SessionHandle) => Session;
 
 /**
- * One call of a batch: a batchable method's name and its arguments; or `appendEncodedMessages` with
- * `[handle, start, ends, roles]`: `appendMessage` of each message whose JSON text (UTF-8) is in the batch's
- * `encoded` buffer, the first from byte `start` to `ends[0]`, the next from there to `ends[1]`, and so on,
- * with its role. Each message has its own result.
+ * The open session of `handle` (an `UnknownSessionError` if there is none). For the worker host, which
+ * applies batches of changes to sessions directly; not part of the package's API.
  */
-export interface BatchCall {
-	method: string;
-	args: unknown[];
-}
-
-/** A call of a batch that failed, and why. */
-export interface BatchFailure {
-	error: ErrorData;
-}
-
-/**
- * The outcome of one call of a batch: its value (an entry's id, or `undefined` for a branch move), or a
- * `BatchFailure`. Plain values, not an object each: a burst's results cross back to the caller's thread.
- */
-export type BatchResult = string | undefined | BatchFailure;
-
-/** Whether a batch's result is a failure. */
-export function isBatchFailure(result: BatchResult): result is BatchFailure {
-	return typeof result === "object" && result !== null;
-}
-
-/** The outcomes of a batch's calls in order; a change's outcome is final once its write is done. */
-class BatchOutcomes {
-	readonly #results: BatchResult[] = [];
-	/** Indices of the changes waiting for each write; a burst shares a few writes. */
-	readonly #waiting = new Map<Promise<void>, number[]>();
-
-	done(value: string | undefined, written?: Promise<void>): void {
-		if (written) {
-			const indices = this.#waiting.get(written);
-			if (indices) indices.push(this.#results.length);
-			else this.#waiting.set(written, [this.#results.length]);
-		}
-		this.#results.push(value);
-	}
-
-	failed(error: unknown): void {
-		this.#results.push({ error: errorToData(error) });
-	}
-
-	/** The results, once every write they wait for is done; a failed write fails its changes. */
-	async settle(): Promise<BatchResult[]> {
-		for (const [written, indices] of this.#waiting) {
-			try {
-				await written;
-			} catch (error) {
-				for (const index of indices) this.#results[index] = { error: errorToData(error) };
-			}
-		}
-		return this.#results;
-	}
-}
-
-/** A page bound as given by a caller: a whole number, at least 0 (NaN is refused). */
-function pageBound(value: number, name: string): number {
-	if (Number.isNaN(value)) throw new RangeError(`getContext: ${name} is NaN`);
-	return Math.max(0, Math.floor(value));
-}
-
-/** Progress of long work: `(done, total)` in bytes (opening) or files (listing). */
-export type ProgressCallback = (done: number, total: number) => void;
-
-/**
- * A progress callback from another thread answers each call with a promise, delivered on its own
- * channel. The work's result must not overtake those answers, and a callback that fails must fail the
- * work (as a callback that throws in-process does) rather than go unhandled: `settled` waits for the last
- * answer and rethrows the first failure.
- */
-function trackProgress(onProgress: ProgressCallback | undefined): {
-	callback: ProgressCallback | undefined;
-	settled(): Promise<void>;
-} {
-	let last: Promise<void> | undefined;
-	let failure: { error: unknown } | undefined;
-	return {
-		callback:
-			onProgress &&
-			((done, total) => {
-				const answer: unknown = onProgress(done, total);
-				if (answer instanceof Promise) {
-					last = answer.then(
-						() => undefined,
-						(error: unknown) => {
-							failure ??= { error };
-						},
-					);
-				}
-			}),
-		async settled(): Promise<void> {
-			await last;
-			if (failure) throw failure.error;
-		},
-	};
+export function sessionOfHandle(engine: Engine, handle: SessionHandle): Session {
+	return sessionOf(engine, handle);
 }
 
 /**
@@ -235,8 +111,10 @@ function trackProgress(onProgress: ProgressCallback | undefined): {
  * await engine.appendMessage(handle, { role: "user", content: "hi", timestamp: Date.now() });
  * const page = await engine.getContext(handle, { limit: 50 });
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above.
 export class Engine {
 	readonly #storage: Storage;
+	readonly #locks: WriterLocks | undefined;
 	readonly #agentDir: string;
 	readonly #durability: Durability;
 	readonly #sessions = new Map<SessionHandle, Session>();
@@ -244,8 +122,28 @@ export class Engine {
 
 	readonly #copyResults: boolean;
 
+	static {
+		sessionOf = (engine, handle) => engine.#session(handle);
+		for (const method of APPEND_METHODS) {
+			Object.defineProperty(Engine.prototype, method, {
+				value(this: Engine, handle: SessionHandle, ...args: unknown[]): Promise<string> {
+					try {
+						const session = sessionOf(this, handle);
+						return (session[method] as (...a: unknown[]) => Promise<string>).apply(session, args);
+					} catch (error) {
+						// An unknown handle rejects, as every other method's failure does.
+						return Promise.reject(error);
+					}
+				},
+				writable: true,
+				configurable: true,
+			});
+		}
+	}
+
 	constructor(options: EngineOptions) {
 		this.#storage = options.storage;
+		this.#locks = options.locks;
 		this.#agentDir = options.agentDir;
 		this.#durability = options.durability ?? "none";
 		this.#copyResults = options.copyResults ?? true;
@@ -290,7 +188,8 @@ export class Engine {
 	async create(options: CreateSessionOptions): Promise<SessionSummary> {
 		const sessionDir = options.sessionDir ?? defaultSessionDir(options.cwd, this.#agentDir);
 		const durability = options.durability ?? this.#durability;
-		return this.#register(await Session.create(this.#storage, { ...options, sessionDir, durability }));
+		const locks = this.#locks;
+		return this.#register(await Session.create(this.#storage, { ...options, sessionDir, durability, locks }));
 	}
 
 	async open(
@@ -302,6 +201,7 @@ export class Engine {
 		const durability = options.durability ?? this.#durability;
 		const progress = trackProgress(onProgress);
 		const session = await Session.open(this.#storage, path, {
+			locks: this.#locks,
 			...options,
 			durability,
 			onProgress: progress.callback,
@@ -332,7 +232,10 @@ export class Engine {
 	async forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string): Promise<SessionSummary> {
 		const dir = sessionDir ?? defaultSessionDir(targetCwd, this.#agentDir);
 		return this.#register(
-			await Session.forkFrom(this.#storage, sourcePath, targetCwd, dir, { durability: this.#durability }),
+			await Session.forkFrom(this.#storage, sourcePath, targetCwd, dir, {
+				durability: this.#durability,
+				locks: this.#locks,
+			}),
 		);
 	}
 
@@ -360,76 +263,8 @@ export class Engine {
 		return this.#out(this.#summarize(handle, this.#session(handle)));
 	}
 
-	appendMessage(handle: SessionHandle, message: StoredMessage | AgentMessage): Promise<string> {
-		return this.#session(handle).appendMessage(message);
-	}
-	appendThinkingLevelChange(handle: SessionHandle, thinkingLevel: string): Promise<string> {
-		return this.#session(handle).appendThinkingLevelChange(thinkingLevel);
-	}
-	appendModelChange(handle: SessionHandle, provider: string, modelId: string): Promise<string> {
-		return this.#session(handle).appendModelChange(provider, modelId);
-	}
-	/** Record a compaction keeping the entries from `firstKeptEntryId` on (`null`: none). */
-	appendCompaction(
-		handle: SessionHandle,
-		summary: string,
-		firstKeptEntryId: string | null,
-		tokensBefore: number,
-		details?: unknown,
-		fromHook?: boolean,
-		usage?: Usage,
-	): Promise<string> {
-		return this.#session(handle).appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage);
-	}
-	/** Record model usage that is not an assistant message (never in the context). */
-	appendUsage(
-		handle: SessionHandle,
-		kind: string,
-		provider: string,
-		model: string,
-		usage: Usage,
-		note?: string,
-	): Promise<string> {
-		return this.#session(handle).appendUsage(kind, provider, model, usage, note);
-	}
-	/** Replace (or with `null` remove) an entry's content in this branch's context from here on. */
-	appendContextEdit(
-		handle: SessionHandle,
-		targetId: string,
-		replacement: ContextEditReplacement | null,
-	): Promise<string> {
-		return this.#session(handle).appendContextEdit(targetId, replacement);
-	}
-	appendCustomEntry(handle: SessionHandle, customType: string, data?: unknown): Promise<string> {
-		return this.#session(handle).appendCustomEntry(customType, data);
-	}
-	appendCustomMessageEntry(
-		handle: SessionHandle,
-		customType: string,
-		content: string | (TextContent | ImageContent)[],
-		display: boolean,
-		details?: unknown,
-	): Promise<string> {
-		return this.#session(handle).appendCustomMessageEntry(customType, content, display, details);
-	}
-	/** Set (or with `undefined`/`""` clear) an entry's label. */
-	appendLabelChange(handle: SessionHandle, targetId: string, label: string | undefined): Promise<string> {
-		return this.#session(handle).appendLabelChange(targetId, label);
-	}
-	/** Set (or with `""` clear) the session's name. */
-	appendSessionInfo(handle: SessionHandle, name: string): Promise<string> {
-		return this.#session(handle).appendSessionInfo(name);
-	}
-	branchWithSummary(
-		handle: SessionHandle,
-		branchFromId: string | null,
-		summary: string,
-		details?: unknown,
-		fromHook?: boolean,
-		usage?: Usage,
-	): Promise<string> {
-		return this.#session(handle).branchWithSummary(branchFromId, summary, details, fromHook, usage);
-	}
+	// The appends (`appendMessage` … `branchWithSummary`, see `EngineAppends`) are installed above.
+
 	async branch(handle: SessionHandle, entryId: string): Promise<void> {
 		this.#session(handle).branch(entryId);
 	}
@@ -466,45 +301,15 @@ export class Engine {
 
 	/**
 	 * Every entry of the tree as a flat outline node in file order: cheap to send, enough to draw a
-	 * navigator. Parents are as the tree placed them (a damaged file's re-rooted entries are roots), and
-	 * an entry whose id was taken by an earlier one is left out, as in `getTree`.
+	 * navigator (see `outline`).
 	 */
 	async getOutline(handle: SessionHandle): Promise<OutlineNode[]> {
-		const tree = this.#tree(handle);
-		const indexed = tree.getEntries().filter((entry) => tree.getEntry(entry.id) === entry);
-		return indexed.map((entry) => {
-			const label = tree.getLabel(entry.id);
-			const node: OutlineNode = {
-				id: entry.id,
-				parentId: tree.getParentId(entry.id) ?? null,
-				type: entry.type,
-				timestamp: entry.timestamp,
-				childCount: tree.getChildren(entry.id).length,
-			};
-			if (entry.type === "message") node.role = entry.message?.role;
-			if (label !== undefined) node.label = label;
-			return node;
-		});
+		return outline(this.#tree(handle));
 	}
 
 	/** A page of the model context of `leafId` (default: the current leaf). */
-	async getContext(
-		handle: SessionHandle,
-		page: { leafId?: string | null; offset?: number; limit?: number } = {},
-	): Promise<ContextPage> {
-		const context = this.#tree(handle).buildSessionProjection(page.leafId);
-		const total = context.messages.length;
-		const offset = Math.min(total, pageBound(page.offset ?? 0, "offset"));
-		const end = page.limit === undefined ? undefined : offset + pageBound(page.limit, "limit");
-		const entryIds = context.entries.flatMap(({ sourceEntry, messages }) => messages.map(() => sourceEntry.id));
-		return this.#out({
-			messages: context.messages.slice(offset, end),
-			entryIds: entryIds.slice(offset, end),
-			total,
-			offset,
-			thinkingLevel: context.thinkingLevel,
-			model: context.model,
-		});
+	async getContext(handle: SessionHandle, page: ContextPageRequest = {}): Promise<ContextPage> {
+		return this.#out(contextPage(this.#tree(handle), page));
 	}
 
 	/** Diagnostics found when the session was opened. */
@@ -515,87 +320,6 @@ export class Engine {
 	/** Continue in a new file holding the root → `leafId` path (pi's `createBranchedSession`). */
 	async createBranchedSession(handle: SessionHandle, leafId: string): Promise<string | undefined> {
 		return this.#session(handle).createBranchedSession(leafId);
-	}
-
-	/**
-	 * Run many batchable calls (appends, branch moves) in order, as if issued back to back, and report each
-	 * outcome. The worker client sends calls issued in the same tick this way: one message, one write.
-	 * Messages come as `appendEncodedMessages` runs whose JSON text is in `encoded` (see `BatchCall`), each
-	 * message with its own outcome, in order. The engine takes `encoded` over: it keeps views of it.
-	 */
-	async runBatch(calls: BatchCall[], encoded?: Uint8Array): Promise<BatchResult[]> {
-		const outcomes = new BatchOutcomes();
-		for (const call of calls) {
-			if (call.method === "appendEncodedMessages") {
-				this.#appendEncodedMessages(call.args, encoded, outcomes);
-				continue;
-			}
-			try {
-				const { value, written } = this.#applyChange(call);
-				outcomes.done(value, written);
-			} catch (error) {
-				outcomes.failed(error);
-			}
-		}
-		return outcomes.settle();
-	}
-
-	/** One batchable call, applied now; `written` (if any) resolves when it is on storage. */
-	#applyChange({ method, args }: BatchCall): { value: string | undefined; written?: Promise<void> } {
-		const [handle, ...rest] = args as [SessionHandle, ...unknown[]];
-		const session = this.#session(handle);
-		if (method === "branch") {
-			session.branch(rest[0] as string);
-			return { value: undefined };
-		}
-		if (method === "resetLeaf") {
-			session.resetLeaf();
-			return { value: undefined };
-		}
-		if (!BATCHABLE_METHODS.includes(method)) throw new TypeError(`${method} cannot be batched`);
-		const { id, written } = session.change((tree) =>
-			(tree[method as keyof SessionTree] as (...a: unknown[]) => string).apply(tree, rest),
-		);
-		return { value: id, written };
-	}
-
-	/** The messages of one `appendEncodedMessages` call, each appended on its own (see `BatchCall`). */
-	#appendEncodedMessages(args: unknown[], encoded: Uint8Array | undefined, outcomes: BatchOutcomes): void {
-		const [handle, start, ends, roles] = args as [SessionHandle, number, number[], (string | undefined)[]];
-		// Without one outcome per message, every later result would answer the wrong call: refuse the batch.
-		if (!Array.isArray(ends) || !Array.isArray(roles) || ends.length !== roles.length) {
-			throw new TypeError("appendEncodedMessages takes [handle, start, ends, roles], with as many roles as ends");
-		}
-		let session: Session;
-		let bytes: Uint8Array;
-		try {
-			session = this.#session(handle);
-			const last = ends[ends.length - 1] ?? start;
-			if (!encoded || !Number.isInteger(start) || start < 0 || !(last >= start && last <= encoded.length)) {
-				throw new TypeError("appendEncodedMessages: the byte ranges do not fit the batch's buffer");
-			}
-			// A run that shares the buffer with others gets its own copy: a session keeps its messages' bytes
-			// until it is read, and must not keep other sessions' bytes with them.
-			bytes = start === 0 && last === encoded.length ? encoded : encoded.slice(start, last);
-		} catch (error) {
-			for (let index = 0; index < ends.length; index++) outcomes.failed(error);
-			return;
-		}
-		let from = start;
-		for (let index = 0; index < ends.length; index++) {
-			const to = ends[index] as number;
-			try {
-				if (!(to >= from && from >= start && to - start <= bytes.length)) {
-					throw new TypeError("appendEncodedMessages: a byte range is out of order");
-				}
-				const json = bytes.subarray(from - start, to - start);
-				const { id, written } = session.changeEncodedMessage(roles[index], json);
-				outcomes.done(id, written);
-			} catch (error) {
-				outcomes.failed(error);
-			}
-			from = to;
-		}
 	}
 
 	/** Resolves when every append issued so far is written. */

@@ -68,7 +68,7 @@ export class SessionLockedError extends Error {
 		path: string,
 		owner: LockOwner | undefined,
 		advice = "open it read-only or close the other writer",
-		holder = owner ? `pid ${owner.pid} on ${owner.host}` : "another writer",
+		holder: string = owner ? `pid ${owner.pid} on ${owner.host}` : "another writer",
 	) {
 		super(`${path} is locked by ${holder}; ${advice}`);
 		this.path = path;

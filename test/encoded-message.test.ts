@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { encodeTexts } from "../adapters/message-runs.ts";
+import { runBatch } from "../adapters/worker-batch.ts";
+import { isBatchFailure } from "../adapters/worker-wire.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
-import { isBatchFailure } from "../src/engine.ts";
 import { type AgentMessage, Engine, encodeEntry, Session, type SessionEntry, type Storage } from "../src/index.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 
@@ -115,7 +116,7 @@ describe("messages appended as JSON bytes", () => {
 		await session.close();
 	});
 
-	it("Engine.runBatch: runs of messages as byte ranges of the batch's buffer; each message has its outcome", async () => {
+	it("runBatch (the worker side): runs of messages as byte ranges of the batch's buffer; each message has its outcome", async () => {
 		const engine = new Engine({ storage: await createMemoryStorage(), agentDir: "/agent" });
 		const { handle } = await engine.create({ cwd: "/p" });
 		const first = json(userMessage("first", 1));
@@ -126,7 +127,8 @@ describe("messages appended as JSON bytes", () => {
 			args: [handle, start, ends, ends.map(() => "user")],
 		});
 		const afterFirst = first.length;
-		const results = await engine.runBatch(
+		const results = await runBatch(
+			engine,
 			[
 				run(0, [afterFirst, afterFirst + 2, buffer.length]), // the middle one is not an object
 				run(0, [buffer.length + 1]), // beyond the buffer
@@ -167,14 +169,15 @@ describe("messages appended as JSON bytes", () => {
 		await engine.closeAll();
 	});
 
-	it("Engine.runBatch: each session keeps its own copy of its run's bytes; a malformed run refuses the batch", async () => {
+	it("runBatch (the worker side): each session keeps its own copy of its run's bytes; a malformed run refuses the batch", async () => {
 		const engine = new Engine({ storage: await createMemoryStorage(), agentDir: "/agent" });
 		const one = await engine.create({ cwd: "/p" });
 		const two = await engine.create({ cwd: "/q" });
 		const first = json(userMessage("first", 1));
 		const second = json(userMessage("second", 2));
 		const buffer = new Uint8Array([...first, ...second]);
-		const results = await engine.runBatch(
+		const results = await runBatch(
+			engine,
 			[
 				{ method: "appendEncodedMessages", args: [one.handle, 0, [first.length], ["user"]] },
 				{ method: "appendEncodedMessages", args: [two.handle, first.length, [buffer.length], ["user"]] },
@@ -188,7 +191,8 @@ describe("messages appended as JSON bytes", () => {
 			userMessage("first", 1),
 			userMessage("second", 2),
 		]);
-		const malformed = engine.runBatch(
+		const malformed = runBatch(
+			engine,
 			[
 				{ method: "appendEncodedMessages", args: [one.handle, 0, "not ends", []] },
 				{ method: "resetLeaf", args: [one.handle] },
@@ -196,6 +200,8 @@ describe("messages appended as JSON bytes", () => {
 			buffer,
 		);
 		await expect(malformed).rejects.toThrow(TypeError);
+		// Refused whole: the resetLeaf after the malformed run was not applied either.
+		expect((await engine.summary(one.handle)).leafId).not.toBeNull();
 		await engine.closeAll();
 	});
 });

@@ -97,11 +97,13 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 		"lineStream",
 		"listAllSessions",
 		"listSessions",
+		"lockFiles",
 		"migrateSessionEntries",
 		"migrateToCurrentVersion",
 		"parseSessionEntries",
 		"parseSessionText",
 		"projectContextEntry",
+		"realmLockIdentity",
 		"replaySystemMessages",
 		"resolveAgentDir",
 		"runTask",
@@ -111,7 +113,15 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 		"unflattenTree",
 		"validateSessionId",
 	],
-	"./node": ["agentDir", "createNodeStorage", "createNodeSyncStorage", "nodeLockIdentity", "processStartTime"],
+	"./node": [
+		"agentDir",
+		"createNodeLocks",
+		"createNodeStorage",
+		"createNodeSyncLocks",
+		"createNodeSyncStorage",
+		"nodeLockIdentity",
+		"processStartTime",
+	],
 	"./zenfs": ["MEMORY_APPEND_HANDLES", "createMemoryStorage", "createZenfsStorage"],
 	"./pi-compat": [
 		"CURRENT_SESSION_VERSION",
@@ -132,14 +142,14 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 	"./testing": ["testStorage"],
 	"./worker": [
 		"EngineWorkerError",
-		"engineFactory",
+		"UnreadableMessageError",
 		"errorFromData",
-		"exposeEngineFactory",
 		"nodeWorkerEntryUrl",
 		"registerTransferHandlers",
 		"startEngineWorker",
 		"workerEntryUrl",
 	],
+	"./worker-host": ["createEngineFactory", "exposeEngine", "stockStorages"],
 };
 
 describe("the public surface", () => {

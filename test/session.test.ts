@@ -932,7 +932,9 @@ describe.each(adapters)(
 		});
 
 		it("the engine refuses it too, called directly or in a batch (plain or as encoded bytes); nothing is written", async () => {
-			const { Engine, isBatchFailure } = await import("../src/engine.ts");
+			const { Engine } = await import("../src/engine.ts");
+			const { runBatch } = await import("../adapters/worker-batch.ts");
+			const { isBatchFailure } = await import("../adapters/worker-wire.ts");
 			const { storage, root } = await setup();
 			const engine = new Engine({ storage, agentDir: `${root}/agent` });
 			const { handle, path } = await engine.create({ cwd: "/p" });
@@ -944,7 +946,8 @@ describe.each(adapters)(
 			const written = await readText(storage, path as string);
 
 			const encoded = encoder.encode('null"hi"5[]');
-			const results = await engine.runBatch(
+			const results = await runBatch(
+				engine,
 				[
 					...notObjects.map(([, message]) => ({ method: "appendMessage", args: [handle, message] })),
 					{ method: "appendEncodedMessages", args: [handle, 0, [4, 8, 9, 11], ["user", "user", "user", "user"]] },

@@ -8,19 +8,7 @@ import type { HeldLock } from "../writer-lock.ts";
 import { bytes, type Context, type Suite } from "./support.ts";
 
 export function lockTests(s: Suite): void {
-	const {
-		describe,
-		test,
-		expect,
-		options,
-		mode,
-		readText,
-		names,
-		deadOwner,
-		ownerJson,
-		expectLocked,
-		expectStorageError,
-	} = s;
+	const { describe, test, expect, mode, readText, names, deadOwner, ownerJson, expectLocked, expectStorageError } = s;
 	describe("lock identity: lockOwner and isLockOwnerAlive", () => {
 		test("an owner has typed fields and survives JSON", async (c) => {
 			const owner = await c.identity.lockOwner();

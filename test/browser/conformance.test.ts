@@ -8,9 +8,14 @@ import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { Engine } from "../../src/index.ts";
 import {
 	type AnyEngine,
+	deepSessionFile,
+	deepValue,
+	describeOutcome,
 	type EngineFixture,
 	engineConformance,
+	outcomeWithin,
 	type SuiteOptions,
+	settledAsAllowed,
 } from "../conformance/engine-suite.ts";
 import { globCorpus } from "../support/corpus.ts";
 
@@ -28,6 +33,14 @@ const options: SuiteOptions = {
 	describeSkip: describe.skip,
 };
 const api = { describe, it, expect };
+
+/**
+ * A module Worker of the stock entry, made with the bundler pattern (`new URL(…, import.meta.url)`), as an
+ * app with a bundler makes it. Under vitest it must be: vitest rewrites every dynamic `import()` of the
+ * modules it serves into a call of a helper it defines only in pages and in workers made this way, and the
+ * worker loads its storage with a dynamic import.
+ */
+const stockWorker = () => new Worker(new URL("../../adapters/worker-entry.ts", import.meta.url), { type: "module" });
 
 it("runs in a browser with module workers", () => {
 	expect(typeof window).toBe("object");
@@ -56,10 +69,49 @@ it("a module Worker that fails to load rejects startEngineWorker with EngineWork
 });
 
 it("after terminate(), calls reject with EngineWorkerError", async () => {
-	const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+	const { engine, terminate } = await startEngineWorker({ storage: "memory", worker: stockWorker() });
 	const { handle } = await engine.inMemory("/p");
 	await terminate();
 	await expect(engine.getBranch(handle)).rejects.toBeInstanceOf(EngineWorkerError);
+});
+
+it("a storage the worker has no factory for rejects startEngineWorker, naming those it has", async () => {
+	await expect(startEngineWorker({ storage: "nowhere", worker: stockWorker() })).rejects.toThrow(
+		/no storage "nowhere" \(it has "node", "memory"\)/,
+	);
+});
+
+it("an answer too deep to read on the page settles: it arrives, or one side refuses it", async () => {
+	const { engine, terminate } = await startEngineWorker({ storage: "memory", worker: stockWorker() });
+	try {
+		for (const depth of [1000, 1600, 1700, 1800, 1900, 3000]) {
+			const path = `/deep-${depth}.jsonl`;
+			await engine.importSessionFile(path, deepSessionFile(depth));
+			const { handle } = await engine.open(path);
+			const outcome = await outcomeWithin(engine.getEntry(handle, "aaaaaaaa"));
+			console.log(`Chromium, an answer ${depth} deep:`, describeOutcome(outcome));
+			expect(settledAsAllowed(outcome)).toBe(true);
+		}
+		expect(await engine.openHandles()).toHaveLength(6); // the engine goes on
+	} finally {
+		await terminate();
+	}
+});
+
+it("arguments too deep for the worker settle: they arrive, or one side refuses them", async () => {
+	const { engine, terminate } = await startEngineWorker({ storage: "memory", worker: stockWorker() });
+	try {
+		const { handle } = await engine.inMemory("/p");
+		for (const depth of [1000, 2000, 3000, 5000, 8000, 20000]) {
+			const direct = await outcomeWithin(engine.create({ cwd: "/q", deep: deepValue(depth) } as never));
+			const batched = await outcomeWithin(engine.appendCustomEntry(handle, "deep", deepValue(depth)));
+			console.log(`Chromium, arguments ${depth} deep:`, describeOutcome(direct), "/", describeOutcome(batched));
+			expect(settledAsAllowed(direct) && settledAsAllowed(batched)).toBe(true);
+		}
+		expect(await engine.openHandles()).toContain(handle); // the engine goes on
+	} finally {
+		await terminate();
+	}
 });
 
 let worker: Promise<EngineWorker> | undefined;
@@ -70,7 +122,7 @@ afterAll(async () => {
 engineConformance(
 	"memory storage, module Worker (Chromium)",
 	async (): Promise<EngineFixture> => {
-		worker ??= startEngineWorker({ storage: "memory" });
+		worker ??= startEngineWorker({ storage: "memory", worker: stockWorker() });
 		return { engine: (await worker).engine, root: `/work-${++counter}` };
 	},
 	api,

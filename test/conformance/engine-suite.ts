@@ -5,6 +5,7 @@
  * checked by class and fields, which must be the same through the worker as in-process.
  */
 import type { Remote } from "comlink";
+import { UnreadableMessageError } from "../../src/errors.ts";
 import {
 	type AgentMessage,
 	type AssistantMessage,
@@ -61,6 +62,52 @@ const header = (id: string) =>
 	`{"type":"session","version":3,"id":"${id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}`;
 const custom = (id: string, parentId: string | null) =>
 	`{"type":"custom","customType":"x","id":"${id}","parentId":${parentId === null ? "null" : `"${parentId}"`},"timestamp":"2025-01-01T00:00:01.000Z"}`;
+
+/**
+ * A session file whose one entry's custom data is nested `depth` objects deep: a worker reads it, but its
+ * answer may be too deep for the caller's thread to deserialise (Node, Deno) at depths a sender can
+ * still serialise.
+ */
+export function deepSessionFile(depth: number): Uint8Array {
+	const data = `${'{"c":'.repeat(depth)}0${"}".repeat(depth)}`;
+	const entry = `{"type":"custom","customType":"deep","id":"aaaaaaaa","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","data":${data}}`;
+	return encoder.encode(`${header("deep")}\n${entry}\n`);
+}
+
+/** How `promise` settled within `ms`: "resolved", what it rejected with, or "pending" (a hang, failing the test). */
+export async function outcomeWithin(promise: Promise<unknown>, ms = 20_000): Promise<unknown> {
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	const timeout = new Promise<string>((resolve) => {
+		timer = setTimeout(() => resolve("pending"), ms);
+	});
+	try {
+		const settled = promise.then(
+			() => "resolved",
+			(error: unknown) => error,
+		);
+		return await Promise.race([settled, timeout]);
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
+/** A value nested `depth` objects deep. */
+export function deepValue(depth: number): unknown {
+	let value: unknown = 0;
+	for (let i = 0; i < depth; i++) value = { c: value };
+	return value;
+}
+
+/** Whether a deep message's outcome (see `outcomeWithin`) is one of the ways it may settle: it arrived, or one side refused it. */
+export const settledAsAllowed = (outcome: unknown): boolean =>
+	outcome === "resolved" ||
+	outcome instanceof UnreadableMessageError ||
+	// The sending side could not serialise it (Comlink's "Unserializable return value", or a stack overflow).
+	outcome instanceof TypeError ||
+	outcome instanceof RangeError;
+
+export const describeOutcome = (outcome: unknown): unknown =>
+	outcome instanceof Error ? `${outcome.name}: ${outcome.message}` : outcome;
 
 /** Error classes a caller may test for with `instanceof`; through the worker too. */
 const ERROR_CLASSES = {

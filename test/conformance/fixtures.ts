@@ -8,14 +8,27 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createNodeStorage } from "../../adapters/node.ts";
-import { type EngineWorker, EngineWorkerError, startEngineWorker } from "../../adapters/worker.ts";
+import {
+	type EngineWorker,
+	EngineWorkerError,
+	startEngineWorker,
+	UnreadableMessageError,
+} from "../../adapters/worker.ts";
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { Engine } from "../../src/index.ts";
 import type { TestApi } from "../../src/testing.ts";
 import { FIXTURES_DIR, type FixtureName } from "../fixtures/generate.ts";
 import { diskCorpus } from "../support/corpus.ts";
 import { assistantMessage, userMessage } from "../support/messages.ts";
-import { type AnyEngine, type EngineFixture, engineConformance } from "./engine-suite.ts";
+import {
+	type AnyEngine,
+	deepSessionFile,
+	deepValue,
+	type EngineFixture,
+	engineConformance,
+	outcomeWithin,
+	settledAsAllowed,
+} from "./engine-suite.ts";
 
 const fixture = async (name: FixtureName): Promise<Uint8Array> =>
 	new Uint8Array(readFileSync(new URL(name, FIXTURES_DIR)));
@@ -119,6 +132,40 @@ export function runWorkerLife(t: TestApi): void {
 			const error = await rejectionOf(startEngineWorker({ storage: "memory", worker: await brokenWorker() }));
 			t.expect(error instanceof EngineWorkerError).toBe(true);
 			t.expect(String((error as Error).cause).includes("boom")).toBe(true);
+		});
+
+		t.it("a storage the worker has no factory for rejects startEngineWorker, naming those it has", async () => {
+			const error = await rejectionOf(startEngineWorker({ storage: "nowhere" }));
+			t.expect(error instanceof TypeError).toBe(true);
+			t.expect((error as Error).message.includes('no storage "nowhere" (it has "node", "memory")')).toBe(true);
+		});
+
+		t.it("an answer too deep to read here settles: it arrives, or rejects with UnreadableMessageError", async () => {
+			const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+			try {
+				await engine.importSessionFile("/deep.jsonl", deepSessionFile(3000));
+				const { handle } = await engine.open("/deep.jsonl");
+				const outcome = await outcomeWithin(engine.getEntry(handle, "aaaaaaaa"));
+				t.expect(outcome === "resolved" || outcome instanceof UnreadableMessageError).toBe(true);
+				t.expect((await engine.getOutline(handle)).length).toBe(1); // the engine goes on
+			} finally {
+				await terminate();
+			}
+		});
+
+		t.it("arguments too deep for the worker settle: they arrive, or one side refuses them", async () => {
+			const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+			try {
+				const { handle } = await engine.inMemory("/p");
+				for (const depth of [2000, 3000, 8000]) {
+					const direct = await outcomeWithin(engine.create({ cwd: "/q", deep: deepValue(depth) } as never));
+					const batched = await outcomeWithin(engine.appendCustomEntry(handle, "deep", deepValue(depth)));
+					t.expect(settledAsAllowed(direct) && settledAsAllowed(batched)).toBe(true);
+				}
+				t.expect((await engine.openHandles()).includes(handle)).toBe(true); // the engine goes on
+			} finally {
+				await terminate();
+			}
 		});
 	});
 }

@@ -1,0 +1,82 @@
+/**
+ * The engine's cheap views of a session's tree: the outline of a navigator, and pages of a model context.
+ * @module
+ */
+import type { AgentMessage, ModelRef } from "./entries.ts";
+import type { SessionTree } from "./tree.ts";
+
+/** One entry of the tree outline: enough to draw a navigator without cloning entries. */
+export interface OutlineNode {
+	id: string;
+	parentId: string | null;
+	type: string;
+	/** The message role, for message entries. */
+	role?: string;
+	timestamp: string;
+	label?: string;
+	childCount: number;
+}
+
+/** A slice of a leaf's model context. */
+export interface ContextPage {
+	messages: AgentMessage[];
+	/** The id of the entry each message came from (a compaction gives its system message and summary). */
+	entryIds: string[];
+	/** Messages in the whole context. */
+	total: number;
+	offset: number;
+	thinkingLevel: string;
+	model: ModelRef | null;
+}
+
+/** Which page of a context: of `leafId` (default: the current leaf), from `offset`, at most `limit`. */
+export interface ContextPageRequest {
+	leafId?: string | null;
+	offset?: number;
+	limit?: number;
+}
+
+/**
+ * Every entry of the tree as a flat outline node in file order. Parents are as the tree placed them (a
+ * damaged file's re-rooted entries are roots), and an entry whose id was taken by an earlier one is left
+ * out, as in `getTree`.
+ */
+export function outline(tree: SessionTree): OutlineNode[] {
+	const indexed = tree.getEntries().filter((entry) => tree.getEntry(entry.id) === entry);
+	return indexed.map((entry) => {
+		const label = tree.getLabel(entry.id);
+		const node: OutlineNode = {
+			id: entry.id,
+			parentId: tree.getParentId(entry.id) ?? null,
+			type: entry.type,
+			timestamp: entry.timestamp,
+			childCount: tree.getChildren(entry.id).length,
+		};
+		if (entry.type === "message") node.role = entry.message?.role;
+		if (label !== undefined) node.label = label;
+		return node;
+	});
+}
+
+/** A page bound as given by a caller: a whole number, at least 0 (NaN is refused). */
+function pageBound(value: number, name: string): number {
+	if (Number.isNaN(value)) throw new RangeError(`getContext: ${name} is NaN`);
+	return Math.max(0, Math.floor(value));
+}
+
+/** A page of the model context of `page.leafId` (default: the current leaf). */
+export function contextPage(tree: SessionTree, page: ContextPageRequest): ContextPage {
+	const context = tree.buildSessionProjection(page.leafId);
+	const total = context.messages.length;
+	const offset = Math.min(total, pageBound(page.offset ?? 0, "offset"));
+	const end = page.limit === undefined ? undefined : offset + pageBound(page.limit, "limit");
+	const entryIds = context.entries.flatMap(({ sourceEntry, messages }) => messages.map(() => sourceEntry.id));
+	return {
+		messages: context.messages.slice(offset, end),
+		entryIds: entryIds.slice(offset, end),
+		total,
+		offset,
+		thinkingLevel: context.thinkingLevel,
+		model: context.model,
+	};
+}
