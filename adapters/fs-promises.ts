@@ -4,7 +4,9 @@
  * @module
  */
 import type { DirEntry, FileStat, Storage } from "../src/storage.ts";
-import { StorageError } from "../src/storage.ts";
+import { StorageError, temporaryName } from "../src/storage.ts";
+
+export { temporaryName };
 
 interface FileHandleLike {
 	stat(): Promise<{ size: number }>;
@@ -58,11 +60,6 @@ export function linkErrorOf(error: unknown, path: string): StorageError {
 export function isNoDirectory(error: unknown): boolean {
 	const code = (error as { code?: string }).code;
 	return code === "ENOENT" || code === "ENOTDIR";
-}
-
-/** Unique enough for temporary file names next to the target. */
-export function temporaryName(path: string): string {
-	return `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
 }
 
 /** Write every chunk in order; a write may be short, so each is repeated until all of it is written. */

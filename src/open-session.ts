@@ -13,7 +13,7 @@ import { encodeEntry } from "./jsonl.ts";
 import { type EmptySession, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
 import { emptyReport, type OpenReport, SessionCore } from "./session-core.ts";
-import { io, StorageError, type Task } from "./storage.ts";
+import { io, isTemporaryOf, StorageError, type Task } from "./storage.ts";
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
 
 export interface OpenOptions extends ReadOptions {
@@ -77,6 +77,7 @@ const ATTEMPTS = 3;
 export function* openSessionFile(path: string, options: OpenOptions = {}): Task<SessionCore> {
 	const readOnly = options.readOnly ?? false;
 	const create = options.create ?? true;
+	if (!readOnly) yield* removeLeftoverTemporaries(path);
 	// A migration done by an earlier attempt, whose file then held more than what was read.
 	let migrated: OpenReport["migratedFrom"];
 	for (let attempt = 1; ; attempt++) {
@@ -138,6 +139,19 @@ function* carryOut(
 		report.repairedLastLine = true;
 	}
 	return bind(tree, true, report);
+}
+
+/**
+ * Remove the temporary files of `path` that a writer killed midway left behind (a create or a replace it
+ * never finished: nothing of them was acknowledged). Only the holder of the writer lock writes them, and
+ * the caller holds it now, so none of them is in use.
+ */
+function* removeLeftoverTemporaries(path: string): Task<void> {
+	const dir = dirname(path);
+	const name = path.slice(dir.length + 1);
+	for (const entry of yield* io("list", dir)) {
+		if (entry.isFile && isTemporaryOf(entry.name, name)) yield* io("remove", `${dir}/${entry.name}`);
+	}
 }
 
 /** A session may be opened at a path whose directory does not exist yet (pi creates it). */

@@ -158,6 +158,22 @@ export function runTaskSync<T>(task: Task<T>, storage: SyncStorage): T {
 	return step.value;
 }
 
+/**
+ * The name an adapter writes a file under before it gives it its own (an exclusive create, a replace):
+ * `<path>.<8 hex digits>.tmp`. One left behind by a writer that was killed is removed by the next one to
+ * open the session for writing (`isTemporaryOf`).
+ */
+export function temporaryName(path: string): string {
+	return `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+}
+
+/** Whether the file name `name` is a temporary file of the file named `of` (see `temporaryName`). */
+export function isTemporaryOf(name: string, of: string): boolean {
+	return (
+		name.length === of.length + 13 && name.startsWith(`${of}.`) && /^\.[0-9a-f]{8}\.tmp$/.test(name.slice(of.length))
+	);
+}
+
 /** True when `error` is a `StorageError` with this code. */
 export function isStorageError(error: unknown, code: StorageErrorCode): error is StorageError {
 	return error instanceof StorageError && error.code === code;

@@ -81,3 +81,28 @@ describe("opening an empty file read-only", () => {
 		await session.close();
 	});
 });
+
+describe("temporary files a killed writer left", () => {
+	it("are removed by the next writer to open the session; other files are not", async () => {
+		const { createMemoryStorage } = await import("../adapters/zenfs.ts");
+		const { Session } = await import("../src/session.ts");
+		const { isTemporaryOf } = await import("../src/storage.ts");
+		expect(isTemporaryOf("a.jsonl.0123abcd.tmp", "a.jsonl")).toBe(true);
+		expect(isTemporaryOf("a.jsonl.lock.0123abcd.tmp", "a.jsonl")).toBe(false);
+		expect(isTemporaryOf("a.jsonl.0123ABCD.tmp", "a.jsonl")).toBe(false);
+		const storage = await createMemoryStorage();
+		await storage.mkdir("/s");
+		const header = '{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n';
+		await storage.createExclusive("/s/a.jsonl", [new TextEncoder().encode(header)], false);
+		for (const name of ["a.jsonl.0123abcd.tmp", "a.jsonl.v1.bak", "b.jsonl.0123abcd.tmp", "a.jsonl.notes"]) {
+			await storage.createExclusive(`/s/${name}`, [], false);
+		}
+		const reader = await Session.open(storage, "/s/a.jsonl", { readOnly: true });
+		expect((await storage.list("/s")).length).toBe(5); // a reader changes nothing
+		await reader.close();
+		const session = await Session.open(storage, "/s/a.jsonl");
+		const names = (await storage.list("/s")).map((entry) => entry.name).sort();
+		expect(names).toEqual(["a.jsonl", "a.jsonl.lock", "a.jsonl.notes", "a.jsonl.v1.bak", "b.jsonl.0123abcd.tmp"]);
+		await session.close();
+	});
+});
