@@ -46,24 +46,39 @@ function sameStart(a: number, b: number): boolean {
 }
 
 /**
+ * This thread's id among the threads of this process, where it can be told (`worker_threads`' `threadId`;
+ * Deno's web Workers all report 0, the main thread's, so there it cannot).
+ */
+const thisThread: number | undefined =
+	threadId === 0 && typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined"
+		? undefined
+		: threadId;
+
+/**
  * Lock owners on this machine: pid, host and thread; liveness by signal 0 for other processes. In this
  * process, a lock of this thread is alive while it holds it; one of another thread (a worker's engine)
  * is alive unless that thread is known to have died (`markThreadDead`, which the worker client calls
- * when its worker dies, in its thread and in the workers it starts later).
+ * when its worker dies, in its thread and in the workers it starts later). A lock of this process whose
+ * thread cannot be told is alive (never taken from a thread that may run).
  */
 export const nodeLockIdentity: LockIdentity = {
-	lockOwner: (): LockOwner => ({
-		pid: process.pid,
-		host: hostname(),
-		startedAt: processStartedAt,
-		token: crypto.randomUUID(),
-		thread: threadId,
-	}),
+	lockOwner: (): LockOwner => {
+		const owner: LockOwner = {
+			pid: process.pid,
+			host: hostname(),
+			startedAt: processStartedAt,
+			token: crypto.randomUUID(),
+		};
+		if (thisThread !== undefined) owner.thread = thisThread;
+		return owner;
+	},
 	isLockOwnerAlive(owner: LockOwner): boolean {
 		if (owner.host !== hostname()) return true; // another machine: cannot tell, so never steal
 		if (owner.pid === process.pid) {
 			if (!sameStart(owner.startedAt, processStartedAt)) return false; // an earlier process with this pid
-			if (owner.thread === undefined || owner.thread === threadId) return isLockHeldHere(owner.token);
+			if (isLockHeldHere(owner.token)) return true;
+			if (owner.thread === undefined) return true;
+			if (owner.thread === thisThread) return false; // this thread's, and it does not hold it: a leftover
 			return !isDeadThread(owner.thread);
 		}
 		try {
@@ -78,7 +93,8 @@ export const nodeLockIdentity: LockIdentity = {
 	describeOwner(owner: LockOwner): string {
 		const here = owner.host === hostname() && owner.pid === process.pid && sameStart(owner.startedAt, processStartedAt);
 		if (!here) return `pid ${owner.pid} on ${owner.host}`;
-		return owner.thread === undefined || owner.thread === threadId
+		if (owner.thread === undefined) return `a thread of this process (pid ${owner.pid})`;
+		return owner.thread === thisThread
 			? `this thread of this process (pid ${owner.pid})`
 			: `thread ${owner.thread} of this process (pid ${owner.pid}), a worker's engine`;
 	},
