@@ -60,6 +60,18 @@ const custom = (id: string, parentId: string | null) =>
 /** What a call ends with, its rejection handled at once: the error, or its result as text. */
 const outcome = (call: Promise<unknown>): Promise<unknown> => call.then(String, (error: unknown) => error);
 
+/** `storage`, except that its first exclusive create of a session file fails, leaving nothing (a full disk). */
+function firstCreateFails(base: Storage): Storage {
+	let failures = 1;
+	return {
+		...base,
+		createExclusive: async (target, chunks, durable) => {
+			if (target.endsWith(".jsonl") && failures-- > 0) throw new StorageError("io", target, "io: no space left");
+			return base.createExclusive(target, chunks, durable);
+		},
+	};
+}
+
 async function readText(storage: Storage, path: string): Promise<string> {
 	const stat = await storage.stat(path);
 	return stat ? decoder.decode(await storage.readRange(path, 0, stat.size)) : "";
@@ -312,14 +324,7 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 
 	it("a new session whose file cannot be created at first keeps what it acknowledged and creates it later", async () => {
 		const { storage: base, root } = await setup();
-		let failures = 1;
-		const storage: Storage = {
-			...base,
-			createExclusive: async (target, chunks, durable) => {
-				if (target.endsWith(".jsonl") && failures-- > 0) throw new StorageError("io", target, "io: no space left");
-				return base.createExclusive(target, chunks, durable);
-			},
-		};
+		const storage = firstCreateFails(base);
 		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
 		const model = await session.appendModelChange("anthropic", "claude"); // acknowledged: no file yet, as pi
 		await expect(session.appendMessage(userMessage("first", 1))).rejects.toThrow(/no space left/);
@@ -338,14 +343,7 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 
 	it("close() writes a new session whose first create failed, or reports why not", async () => {
 		const { storage: base, root } = await setup();
-		let failures = 1;
-		const storage: Storage = {
-			...base,
-			createExclusive: async (target, chunks, durable) => {
-				if (target.endsWith(".jsonl") && failures-- > 0) throw new StorageError("io", target, "io: no space left");
-				return base.createExclusive(target, chunks, durable);
-			},
-		};
+		const storage = firstCreateFails(base);
 		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });
 		await expect(session.appendMessage(userMessage("only", 1))).rejects.toThrow(/no space left/);
 		await session.close();

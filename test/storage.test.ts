@@ -1,32 +1,23 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, utimes } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { utimes } from "node:fs/promises";
+import { hostname } from "node:os";
 import { threadId } from "node:worker_threads";
 import { bindContext, type FileSystem, InMemory, resolveMountConfig } from "@zenfs/core";
 import { describe, expect, it } from "vitest";
 import { type FsPromisesLike, fsPromisesStorage } from "../adapters/fs-promises.ts";
-import { createNodeStorage, createNodeSyncStorage, nodeLockIdentity, processStartTime } from "../adapters/node.ts";
+import { nodeLockIdentity, processStartTime } from "../adapters/node.ts";
 import { createMemoryStorage, createZenfsStorage } from "../adapters/zenfs.ts";
 import { acquireLock, lockPathOf, realmLockIdentity, releaseLock, SessionLockedError } from "../src/lock-files.ts";
 import type { Storage } from "../src/storage.ts";
 import { runTask, StorageError } from "../src/storage.ts";
-import { type StorageFixture, testStorage } from "../src/testing.ts";
+import { testStorage } from "../src/testing.ts";
+import { nodeStorageFixture } from "./support/node-storage-fixture.ts";
 
 const t = { describe, it, expect };
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const text = (data: Uint8Array): string => new TextDecoder().decode(data);
 
-async function nodeFixture(): Promise<StorageFixture> {
-	const root = (await mkdtemp(join(tmpdir(), "pi-storage-"))).replaceAll("\\", "/");
-	return {
-		storage: createNodeStorage(),
-		syncStorage: createNodeSyncStorage(),
-		lockIdentity: nodeLockIdentity,
-		root,
-		cleanup: () => rm(root, { recursive: true, force: true }),
-	};
-}
+const nodeFixture = nodeStorageFixture;
 
 async function prefixedZenfs(): Promise<{ fileSystem: FileSystem; storage: Storage }> {
 	const fileSystem = await resolveMountConfig({ backend: InMemory });

@@ -5,14 +5,11 @@
  * the suites use (values are compared as JSON data, as the suites only compare plain data).
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { createNodeStorage, createNodeSyncStorage, nodeLockIdentity } from "../../adapters/node.ts";
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { type ExpectLike, type TestApi, testStorage } from "../../src/testing.ts";
 import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
+import { nodeStorageFixture } from "../support/node-storage-fixture.ts";
 
 const asData = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
 const expect = (actual: unknown): ExpectLike => ({
@@ -30,19 +27,5 @@ runEngineConformance(
 );
 runWorkerLife(t);
 
-testStorage(
-	"node storage (Deno)",
-	async () => {
-		const root = await mkdtemp(join(tmpdir(), "pi-storage-"));
-		return {
-			storage: createNodeStorage(),
-			syncStorage: createNodeSyncStorage(),
-			lockIdentity: nodeLockIdentity,
-			root,
-			cleanup: () => rm(root, { recursive: true, force: true }),
-		};
-	},
-	t,
-	{ sync: true },
-);
+testStorage("node storage (Deno)", nodeStorageFixture, t, { sync: true });
 testStorage("memory storage (Deno)", async () => ({ storage: await createMemoryStorage(), root: "/work" }), t);
