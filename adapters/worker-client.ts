@@ -78,7 +78,8 @@ async function connectNode(worker: NodeWorkerLike): Promise<Connection> {
 				if (thread !== undefined && thread >= 0) markThreadDead(thread);
 				listener(reason);
 			};
-			worker.on("error", died);
+			// Marked dead on exit only: after an error the thread may still finish a write it had started.
+			worker.on("error", listener);
 			worker.on("exit", (code: number) => died(`exited with code ${code}`));
 		},
 	};

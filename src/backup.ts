@@ -67,6 +67,10 @@ export function* migrateWithBackup(path: string, read: ReadSession): Task<Migrat
 	if (!linked) return { backupPath, complete: true };
 	const original = yield* io("stat", backupPath);
 	if (!original || original.size <= read.size) return { backupPath, complete: true };
+	// Only lines appended after what was read are carried over; a file rewritten meanwhile (another program
+	// migrating it in place) is left in the backup as it is.
+	const seam = yield* io("readRange", backupPath, read.size - 1, read.size);
+	if (!read.endsWithNewline || seam[0] !== 0x0a) return { backupPath, complete: true };
 	yield* io("append", path, yield* io("readRange", backupPath, read.size, original.size), false);
 	return { backupPath, complete: false };
 }

@@ -10,8 +10,14 @@ import type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } 
 
 export { SessionLockedError };
 
-/** Tokens of the locks this JavaScript realm holds now, so it can tell its live locks from leftovers. */
-const heldHere = new Set<string>();
+/**
+ * Tokens of the locks this JavaScript realm holds now, so it can tell its live locks from leftovers. Kept
+ * on the realm's global object, so that two copies of this module in one realm (a package installed twice,
+ * a dev server's hot reload) see each other's locks as live instead of taking them over.
+ */
+const heldHere: Set<string> = ((globalThis as Record<symbol, Set<string> | undefined>)[
+	Symbol.for("pi-session-tree.heldLocks")
+] ??= new Set<string>());
 
 /** Whether this realm currently holds the lock with this token. */
 export function isLockHeldHere(token: string): boolean {

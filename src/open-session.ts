@@ -148,9 +148,9 @@ function* carryOut(
  */
 function* removeLeftoverTemporaries(path: string): Task<void> {
 	const dir = dirname(path);
-	const name = path.slice(dir.length + 1);
+	const name = path.slice(dir.endsWith("/") ? dir.length : dir.length + 1);
 	for (const entry of yield* io("list", dir)) {
-		if (entry.isFile && isTemporaryOf(entry.name, name)) yield* io("remove", `${dir}/${entry.name}`);
+		if (entry.isFile && isTemporaryOf(entry.name, name)) yield* io("remove", joinPath(dir, entry.name));
 	}
 }
 

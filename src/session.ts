@@ -208,8 +208,9 @@ export class Session {
 	/**
 	 * Fork the root → `leafId` path into a new file and continue there (pi's `createBranchedSession`).
 	 * The switch happens now: appends made after this call belong to the new session, while appends made
-	 * before it are still written to the old file, first. If the new file cannot be locked or written, the
-	 * session stays where it was.
+	 * before it are still written to the old file, first. If the new file cannot be locked or written, this
+	 * rejects and the session takes no more appends (`close` releases every lock it holds; open the old file
+	 * again to go on).
 	 */
 	async createBranchedSession(leafId: string): Promise<string | undefined> {
 		this.#assertChangeable();

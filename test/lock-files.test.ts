@@ -146,3 +146,23 @@ describe("locks of another thread of this process", () => {
 		await locks.release(lock);
 	});
 });
+
+describe("two copies of the lock module in one realm (a package installed twice, a hot reload)", () => {
+	it("see each other's locks as live", async () => {
+		// A query string makes vite load the module a second time; TypeScript cannot resolve such a specifier.
+		// @ts-expect-error TS2307
+		const copy = (await import("../src/lock-files.ts?second-copy")) as typeof import("../src/lock-files.ts");
+		expect(copy.lockFiles).not.toBe(lockFiles); // really another instance of the module
+		const dir = mkdtempSync(join(tmpdir(), "pst-two-copies-"));
+		dirs.push(dir);
+		const path = join(dir, "s.jsonl");
+		const storage = fsPromisesStorage(promises as unknown as FsPromisesLike);
+		const held = await lockFiles(storage, nodeLockIdentity).acquire(path);
+		const refused = await copy
+			.lockFiles(storage, nodeLockIdentity)
+			.acquire(path)
+			.catch((error: unknown) => error);
+		expect((refused as Error).name).toBe("SessionLockedError");
+		await lockFiles(storage, nodeLockIdentity).release(held);
+	});
+});
