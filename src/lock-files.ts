@@ -15,9 +15,10 @@ export { SessionLockedError };
  * on the realm's global object, so that two copies of this module in one realm (a package installed twice,
  * a dev server's hot reload) see each other's locks as live instead of taking them over.
  */
-const heldHere: Set<string> = ((globalThis as Record<symbol, Set<string> | undefined>)[
-	Symbol.for("pi-session-tree.heldLocks")
-] ??= new Set<string>());
+const realmGlobals = globalThis as Record<symbol, Set<string> | undefined>;
+const HELD_LOCKS = Symbol.for("pi-session-tree.heldLocks");
+realmGlobals[HELD_LOCKS] ??= new Set<string>();
+const heldHere: Set<string> = realmGlobals[HELD_LOCKS];
 
 /** Whether this realm currently holds the lock with this token. */
 export function isLockHeldHere(token: string): boolean {
