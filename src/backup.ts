@@ -83,18 +83,25 @@ function* changedSince(path: string, read: ReadSession): Task<boolean> {
 
 /** Give the original a backup name; `undefined` if this storage cannot (no hard links). */
 function* linkBackup(path: string, base: string): Task<string | undefined> {
-	for (let attempt = 0; attempt < MAX_BACKUP_NAMES; attempt++) {
+	try {
+		return yield* claimFreeName(base, (candidate) => io("link", path, candidate));
+	} catch (error) {
+		if (isStorageError(error, "unsupported")) return undefined;
+		throw error;
+	}
+}
+
+/** Claim the first backup name that is free (`claim` fails with `exists` on a taken one); that name. */
+function* claimFreeName(base: string, claim: (candidate: string) => Task<void>): Task<string> {
+	for (let attempt = 0; ; attempt++) {
 		const candidate = backupName(base, attempt);
 		try {
-			yield* io("link", path, candidate);
+			yield* claim(candidate);
 			return candidate;
 		} catch (error) {
-			if (isStorageError(error, "exists")) continue;
-			if (isStorageError(error, "unsupported")) return undefined;
-			throw error;
+			if (!isStorageError(error, "exists") || attempt >= MAX_BACKUP_NAMES) throw error;
 		}
 	}
-	throw new Error(`${path}: no free backup name after ${MAX_BACKUP_NAMES} tries`);
 }
 
 /**
@@ -112,15 +119,7 @@ function* copyBackup(path: string, base: string, size: number): Task<string> {
 			// The last part is flushed: the copy must be on disk before the original is rewritten.
 			yield* io("append", temporary, yield* io("readRange", path, offset, end), end === size);
 		}
-		for (let attempt = 0; reserved === undefined; attempt++) {
-			const candidate = backupName(base, attempt);
-			try {
-				yield* io("createExclusive", candidate, [], false);
-				reserved = candidate;
-			} catch (error) {
-				if (!isStorageError(error, "exists") || attempt >= MAX_BACKUP_NAMES) throw error;
-			}
-		}
+		reserved = yield* claimFreeName(base, (candidate) => io("createExclusive", candidate, [], false));
 		yield* io("rename", temporary, reserved);
 		return reserved;
 	} catch (error) {

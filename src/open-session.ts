@@ -102,6 +102,7 @@ function* carryOut(
 	readOnly: boolean,
 ): Task<{ core: SessionCore } | { migrated?: OpenReport["migratedFrom"] }> {
 	const sessionDir = options.sessionDir ?? dirname(path);
+	const newTree = () => SessionTree.create({ cwd: options.cwd ?? "" });
 	const bind = (tree: SessionTree, fileExists: boolean, report: OpenReport) => ({
 		core: new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists, report }),
 	});
@@ -109,9 +110,9 @@ function* carryOut(
 		case "refuse":
 			throw plan.error;
 		case "start-new":
-			return bind(SessionTree.create({ cwd: options.cwd ?? "" }), false, emptyReport(true));
+			return bind(newTree(), false, emptyReport(true));
 		case "write-header": {
-			const tree = SessionTree.create({ cwd: options.cwd ?? "" });
+			const tree = newTree();
 			const now = yield* io("stat", path);
 			if (now?.size !== 0) return {};
 			yield* io("replace", path, [encoder.encode(encodeEntry(tree.getHeader()))]);
@@ -121,7 +122,7 @@ function* carryOut(
 			break;
 	}
 	// An empty file read only: a session with no entries, and no header written.
-	if (read && "empty" in read) return bind(SessionTree.create({ cwd: options.cwd ?? "" }), false, emptyReport(false));
+	if (read && "empty" in read) return bind(newTree(), false, emptyReport(false));
 	const file = read as ReadSession;
 	const tree = SessionTree.fromRecords(file.records, { file: path, locations: file.locations });
 	const report: OpenReport = {

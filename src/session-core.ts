@@ -111,6 +111,8 @@ export class SessionCore {
 	/** Messages appended as JSON bytes after the tree's entries, in order (see `appendMessageJson`). */
 	#deferred: DeferredMessage[] = [];
 	#deferredIds = new Set<string>();
+	/** Ids in use: the tree's and the deferred messages' (made once: appends are a hot path). */
+	readonly #takenIds = { has: (id: string) => this.#tree.getEntry(id) !== undefined || this.#deferredIds.has(id) };
 
 	constructor(fields: CoreFields) {
 		this.#tree = fields.tree;
@@ -182,9 +184,8 @@ export class SessionCore {
 		this.assertWritable();
 		assertMessageJson(json);
 		const deferred = this.#deferred;
-		const taken = { has: (id: string) => this.#tree.getEntry(id) !== undefined || this.#deferredIds.has(id) };
 		const message: DeferredMessage = {
-			id: createEntryId(taken),
+			id: createEntryId(this.#takenIds),
 			parentId: deferred.length > 0 ? (deferred[deferred.length - 1] as DeferredMessage).id : this.#tree.getLeafId(),
 			timestamp: new Date().toISOString(),
 			json,

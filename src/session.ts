@@ -236,7 +236,8 @@ export class Session {
 
 	/** Resolves when every append issued so far is written (a new file that could not be created is tried again). */
 	async flush(): Promise<void> {
-		const write = this.#failure === undefined ? this.#writeAll() : undefined;
+		// A write of everything so far: it also retries a first create that failed and left nothing.
+		const write = this.#failure === undefined ? this.#schedule() : undefined;
 		write?.catch(() => undefined); // awaited below, unless an earlier failure is the one to throw
 		await this.#tail;
 		if (this.#failure) throw this.#failure;
@@ -312,12 +313,6 @@ export class Session {
 		}, core);
 		if (grouped) this.#openBatch = write;
 		return write;
-	}
-
-	/** Write everything appended so far (after what is queued). */
-	#writeAll(): Promise<void> {
-		const core = this.#core;
-		return this.#enqueue(() => runTask(core.persist(core.size, this.#durability !== "none"), this.#storage), core);
 	}
 
 	/**
