@@ -18,7 +18,6 @@ import { runTask, type Storage } from "./storage.ts";
 import type { NewSessionOptions, SessionTree } from "./tree.ts";
 import type { HeldLock, WriterLocks } from "./writer-lock.ts";
 
-export { unencodableEntryError } from "./errors.ts";
 export type { OpenOptions, OpenReport };
 export { SessionClosedError, SessionNotFoundError, SessionReadOnlyError };
 
