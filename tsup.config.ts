@@ -1,3 +1,5 @@
+import { rm, writeFile } from "node:fs/promises";
+import { build } from "esbuild";
 import { defineConfig, type Options } from "tsup";
 
 // One entry per package.json subpath; test/exports.test.ts keeps this, package.json and deno.json in step.
@@ -12,13 +14,41 @@ export const entries: Record<string, string> = {
 	"worker-entry": "adapters/worker-entry.ts",
 };
 
+/**
+ * The browser's copy of the worker entry: one file with every dependency inside and no imports, so a
+ * dev server serves it as it is and a bundler takes it whole (package.json's `browser` condition of
+ * `./worker-entry`, and the worker `startEngineWorker` starts in a browser). Its text also becomes
+ * `worker-inline.js`, for bundlers that copy no worker files.
+ */
+async function buildBrowserWorker(): Promise<void> {
+	const result = await build({
+		entryPoints: ["adapters/worker-entry.ts"],
+		bundle: true,
+		format: "esm",
+		platform: "browser",
+		target: "es2022",
+		minify: true,
+		write: false,
+		logLevel: "error",
+	});
+	const [output] = result.outputFiles;
+	if (!output) throw new Error("esbuild wrote no browser worker");
+	await writeFile("dist/worker-entry.browser.js", output.text);
+	await writeFile("dist/worker-inline.js", `export const workerSource = ${JSON.stringify(output.text)};\n`);
+	await rm("dist/worker-inline.js.map", { force: true });
+}
+
 const config: Options = defineConfig({
-	entry: entries,
+	// The client's source-text fallback is its own file, replaced by buildBrowserWorker.
+	entry: { ...entries, "worker-inline": "adapters/worker-inline.ts" },
 	format: ["esm"],
-	dts: true,
+	dts: { entry: entries },
 	clean: true,
 	sourcemap: true,
 	target: "es2022",
 	platform: "neutral",
+	// Comlink inside: a page may load the client with a plain <script type="module">, without an import map.
+	noExternal: ["comlink"],
+	onSuccess: buildBrowserWorker,
 }) as Options;
 export default config;

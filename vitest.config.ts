@@ -1,20 +1,9 @@
 import { playwright } from "@vitest/browser-playwright";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
+import { chromiumLaunchOptions } from "./test/support/chromium.ts";
 
 /** Debian's Chromium (Playwright cannot download its own browsers here); flags keep it off the network. */
-const chromium = playwright({
-	launchOptions: {
-		executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-		args: [
-			"--no-sandbox",
-			"--disable-gpu",
-			"--disable-background-networking",
-			"--disable-component-update",
-			"--disable-sync",
-			"--no-first-run",
-		],
-	},
-});
+const chromium = playwright({ launchOptions: chromiumLaunchOptions });
 
 const config: ViteUserConfig = defineConfig({
 	// The corpus lives in ../shared, next to the repository (optional: test/support/corpus.ts).
@@ -23,6 +12,8 @@ const config: ViteUserConfig = defineConfig({
 		testTimeout: 60_000,
 		projects: [
 			{ extends: true, test: { name: "node", include: ["test/*.test.ts"] } },
+			// Node drives Chromium through Playwright: built apps, several pages, closed tabs.
+			{ extends: true, test: { name: "e2e", include: ["test/e2e/*.test.ts"] } },
 			{
 				extends: true,
 				test: {

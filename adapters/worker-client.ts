@@ -14,7 +14,9 @@ import {
 	type EngineFactory,
 	type HostedEngine,
 	isNode,
+	nodeModules,
 	registerTransferHandlers,
+	WORKER_READY,
 	type WorkerEngineConfig,
 } from "./worker-wire.ts";
 
@@ -66,7 +68,9 @@ interface Connection {
 }
 
 async function connectNode(worker: NodeWorkerLike): Promise<Connection> {
-	const { default: nodeEndpoint } = await import("comlink/dist/esm/node-adapter.mjs");
+	const { default: nodeEndpoint }: typeof import("comlink/dist/esm/node-adapter.mjs") = await import(
+		/* @vite-ignore */ nodeModules.comlinkAdapter
+	);
 	return {
 		endpoint: nodeEndpoint(worker as never),
 		end: () => worker.terminate(),
@@ -96,7 +100,7 @@ function connectWeb(worker: Worker): Connection {
 			// very code that waits for the rejection.
 			worker.addEventListener("error", (event) => {
 				event.preventDefault();
-				listener(event.error ?? event.message ?? "worker error");
+				listener(event.error ?? describeEvent(event));
 			});
 		},
 	};
@@ -125,10 +129,14 @@ export async function startEngineWorker(
 	if (given) {
 		connection = "addEventListener" in given ? connectWeb(given) : await connectNode(given);
 	} else if (isNode) {
-		const { Worker: NodeWorker } = await import("node:worker_threads");
+		const { Worker: NodeWorker }: typeof import("node:worker_threads") = await import(
+			/* @vite-ignore */ nodeModules.threads
+		);
 		connection = await connectNode(new NodeWorker(nodeWorkerEntryUrl()));
-	} else {
+	} else if ("Deno" in globalThis || "Bun" in globalThis) {
 		connection = connectWeb(new Worker(workerEntryUrl(), { type: "module" }));
+	} else {
+		connection = connectWeb(await startBrowserWorker());
 	}
 	const lifeline = new Lifeline();
 	let ending = false;
@@ -165,6 +173,91 @@ export async function startEngineWorker(
 	let terminated: Promise<void> | undefined;
 	// Terminating twice must not end the worker while the first call is still writing.
 	return { engine, terminate: () => (terminated ??= terminate()) };
+}
+
+/**
+ * The stock worker in a browser: the bundled browser worker next to this module, written as bundlers
+ * expect to find a worker (Vite, webpack and Parcel then bundle it and rewrite the URL). Where it is not
+ * there (esbuild copies no worker files), the same worker from its source text (`worker-inline.ts`).
+ */
+async function startBrowserWorker(): Promise<Worker> {
+	// Written out in full: bundlers recognize `new Worker(new URL("<literal>", import.meta.url))` only.
+	const worker = new Worker(new URL("./worker-entry.browser.js", import.meta.url), { type: "module" });
+	const failure = await loaded(worker);
+	if (failure === undefined) return worker;
+	worker.terminate();
+	const { workerSource } = await import("./worker-inline.ts");
+	const inlineFailure = workerSource === undefined ? undefined : await startFromText(workerSource);
+	if (inlineFailure instanceof Worker) return inlineFailure;
+	let reason = await whyNotLoaded(new URL(BROWSER_WORKER, import.meta.url), failure);
+	if (inlineFailure) reason += `; nor from its source text: ${describeEvent(inlineFailure)}`;
+	throw new EngineWorkerError(`the engine worker did not load: ${reason}`, { cause: failure });
+}
+
+/** The worker from its source text, or its error event if it does not load. */
+async function startFromText(source: string): Promise<Worker | Event> {
+	const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+	try {
+		const worker = new Worker(url, { type: "module" });
+		const failure = await loaded(worker);
+		if (failure === undefined) return worker;
+		worker.terminate();
+		return failure;
+	} finally {
+		URL.revokeObjectURL(url);
+	}
+}
+
+/** Where the browser worker is before a bundler moves it (not a literal: bundlers must not copy it again). */
+const BROWSER_WORKER = "./worker-entry.browser.js";
+
+/** Undefined once `worker` says it is ready; its error event if it fails to load first. */
+function loaded(worker: Worker): Promise<Event | undefined> {
+	return new Promise((resolve) => {
+		const settle = (outcome: Event | undefined) => {
+			worker.removeEventListener("message", onMessage);
+			worker.removeEventListener("error", onError);
+			resolve(outcome);
+		};
+		const onMessage = (event: MessageEvent) => {
+			if (event.data === WORKER_READY) settle(undefined);
+		};
+		const onError = (event: Event) => {
+			event.preventDefault();
+			settle(event);
+		};
+		worker.addEventListener("message", onMessage);
+		worker.addEventListener("error", onError);
+	});
+}
+
+/**
+ * Why a worker module did not load, in words: the module's own error when the browser reports one (a
+ * syntax error, a missing export), else what fetching it gives (browsers report a failed fetch of a
+ * worker without any detail).
+ */
+async function whyNotLoaded(url: URL, failure: Event): Promise<string> {
+	const { error, message } = failure as Partial<ErrorEvent>;
+	if (error || message) return describeEvent(failure);
+	try {
+		const response = await fetch(url);
+		if (!response.ok) return `fetching ${url.href} gave HTTP ${response.status} ${response.statusText}`.trim();
+		const type = response.headers.get("content-type") ?? "";
+		if (!/javascript|ecmascript/.test(type)) {
+			return `${url.href} answered with ${type || "no content type"}, not JavaScript (is the file there, or is that a fallback page?)`;
+		}
+		return `${url.href} was fetched but did not start; the browser's console has the details`;
+	} catch (error) {
+		return `${url.href} could not be fetched: ${describe(error)}`;
+	}
+}
+
+/** A worker's error event in words (an `ErrorEvent` where the runtime gives one, with where it happened). */
+function describeEvent(event: Event): string {
+	const { error, message, filename, lineno } = event as Partial<ErrorEvent>;
+	const where = filename ? ` (${filename}:${lineno})` : "";
+	if (error) return `${describe(error)}${where}`;
+	return message ? `${message}${where}` : "worker error";
 }
 
 function describe(reason: unknown): string {

@@ -3,9 +3,9 @@
  * serves it, with batches of changes, on a channel of its own. A worker entry of your own plugs in a
  * storage by naming a factory; `pi-session-tree/worker-entry` is this with the stock ones.
  * @example
- * // my-worker.ts, loaded as a module Worker and passed to startEngineWorker({ storage: "opfs", worker })
+ * // my-worker.ts, loaded as a module Worker and passed to startEngineWorker({ storage: "mine", worker })
  * import { exposeEngine, stockStorages } from "pi-session-tree/worker-host";
- * await exposeEngine({ storages: { ...stockStorages, opfs: async () => ({ storage: await myOpfsStorage(), agentDir: "/pi" }) } });
+ * void exposeEngine({ storages: { ...stockStorages, mine: async () => ({ storage: await myStorage(), agentDir: "/pi" }) } });
  * @module
  */
 import * as Comlink from "comlink";
@@ -18,7 +18,9 @@ import {
 	ENGINE_METHODS,
 	type EngineFactory,
 	isNode,
+	nodeModules,
 	registerTransferHandlers,
+	WORKER_READY,
 	type WorkerEngineConfig,
 } from "./worker-wire.ts";
 
@@ -70,15 +72,21 @@ export function createEngineFactory({ storages }: EngineHostOptions): EngineFact
 	};
 }
 
-/** Serve engines on this worker's endpoint (a worker entry calls this once). */
+/**
+ * Serve engines on this worker's endpoint (a worker entry calls this once). A web worker then posts
+ * `WORKER_READY` to the thread that started it.
+ */
 export async function exposeEngine(options: EngineHostOptions): Promise<void> {
 	registerTransferHandlers();
 	const factory = createEngineFactory(options);
 	if (isNode) {
-		const { parentPort } = await import("node:worker_threads");
-		const { default: nodeEndpoint } = await import("comlink/dist/esm/node-adapter.mjs");
+		const { parentPort }: typeof import("node:worker_threads") = await import(/* @vite-ignore */ nodeModules.threads);
+		const { default: nodeEndpoint }: typeof import("comlink/dist/esm/node-adapter.mjs") = await import(
+			/* @vite-ignore */ nodeModules.comlinkAdapter
+		);
 		Comlink.expose(factory, nodeEndpoint(parentPort as never));
 	} else {
 		Comlink.expose(factory, globalThis as unknown as Comlink.Endpoint);
+		(globalThis as unknown as { postMessage(message: unknown): void }).postMessage(WORKER_READY);
 	}
 }

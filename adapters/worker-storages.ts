@@ -1,15 +1,21 @@
 /**
- * The stock worker's storages, each loaded only when a client asks for it: browsers have no `node:fs`,
- * and a worker on the file system needs no ZenFS.
+ * The stock worker's storages, each loaded only when a client asks for it: a browser has no `node:fs`,
+ * Node has no OPFS, and a worker on the file system needs no ZenFS.
  * @module
  */
 import type { EngineOptions } from "../src/engine.ts";
 import type { WorkerEngineConfig } from "./worker-wire.ts";
 
+/**
+ * The node adapter, by a specifier bundlers do not follow: a browser build of the worker must not pull in
+ * `node:fs` (it is never reached there), and Node, Bun and Deno resolve it next to this module.
+ */
+const nodeAdapter = import.meta.url.endsWith(".ts") ? "./node.ts" : "./node.js";
+
 export const stockStorages = {
 	/** The local file system (Node, Bun, Deno), with lock files shared with other processes; agent directory `$PI_CODING_AGENT_DIR` or `~/.pi/agent`. */
 	async node(config: WorkerEngineConfig): Promise<EngineOptions> {
-		const node = await import("./node.ts");
+		const node: typeof import("./node.ts") = await import(/* @vite-ignore */ nodeAdapter);
 		const storage = node.createNodeStorage();
 		return { storage, locks: node.createNodeLocks(storage), agentDir: config.agentDir ?? node.agentDir() };
 	},

@@ -111,7 +111,8 @@ export type HostedEngine = Pick<Engine, EngineMethod> & {
 export interface WorkerEngineConfig {
 	/**
 	 * The name of one of the worker's storage factories. The stock worker entry has `"node"`, the local
-	 * file system (Node, Bun, Deno), and `"memory"`, ZenFS in memory.
+	 * file system (Node, Bun, Deno), `"memory"`, ZenFS in memory, and `"opfs"`, the browser's
+	 * origin-private file system.
 	 */
 	storage: string;
 	/** pi's agent directory; default: the factory's (the stock ones: `$PI_CODING_AGENT_DIR` or `~/.pi/agent`; `/pi/agent`). */
@@ -281,6 +282,18 @@ export function errorFromData(data: ErrorData): Error {
 	if (data.cause !== undefined) error.cause = errorFromData(data.cause);
 	return error;
 }
+
+/**
+ * What a worker posts once its module has loaded and it serves engines (a web worker's `exposeEngine`): the
+ * client tells a worker that failed to load from one that died later, and says why.
+ */
+export const WORKER_READY = "pi-session-tree:worker-ready";
+
+/**
+ * Node's modules, imported by specifiers bundlers do not follow: a browser build of the client or of a
+ * worker entry must not pull them in (they are never reached there).
+ */
+export const nodeModules = { threads: "node:worker_threads", comlinkAdapter: "comlink/dist/esm/node-adapter.mjs" };
 
 /** Node (not Bun or Deno, which also have `process`): its workers are `worker_threads`. */
 export const isNode: boolean =

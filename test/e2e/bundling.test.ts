@@ -1,0 +1,181 @@
+/**
+ * Zero-config bundling: an app that imports `pi-session-tree/worker` by name (test/e2e/app/) gets a
+ * working engine worker in Chromium from a Vite dev server and a `vite build`, both without a Vite
+ * configuration, from an esbuild bundle, and from a plain `<script type="module">` with no bundler; and a
+ * worker that cannot load says why. The package is installed as a user has it (test/support/stage-package.ts).
+ */
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build as esbuild } from "esbuild";
+import type { Browser } from "playwright";
+import { build, createServer, preview } from "vite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../support/chromium.ts";
+import { stagePackage } from "../support/stage-package.ts";
+
+const app = fileURLToPath(new URL("./app", import.meta.url));
+
+interface Outcome {
+	result: { ok: boolean; messages?: number; reopened?: number | null; error?: string };
+	/** The URLs of the workers the page started. */
+	workers: string[];
+}
+
+let browser: Browser;
+let project: string;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+	project = await mkdtemp(join(tmpdir(), "pi-bundling-"));
+	await cp(app, project, { recursive: true });
+	await stagePackage(project);
+	browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+	for (const close of closers.reverse()) await close();
+	await browser?.close();
+	await rm(project, { recursive: true, force: true });
+});
+
+/** Open `url` in a fresh page and wait for the app's outcome. */
+async function visit(url: string): Promise<Outcome> {
+	const page = await browser.newPage();
+	const workers: string[] = [];
+	page.on("worker", (worker) => workers.push(worker.url()));
+	try {
+		await page.goto(url);
+		const handle = await page.waitForFunction(() => document.body.dataset.result, null, { timeout: 60_000 });
+		return { result: JSON.parse((await handle.jsonValue()) as string), workers };
+	} finally {
+		await page.close();
+	}
+}
+
+/**
+ * Serve `dir` as static files (Vite's preview server), closed after the tests; `"spa"` answers a missing
+ * file with index.html, as many servers do.
+ */
+async function serveStatic(dir: string, appType: "spa" | "mpa" = "spa"): Promise<string> {
+	const server = await preview({
+		root: project,
+		configFile: false,
+		appType,
+		logLevel: "silent",
+		build: { outDir: dir },
+		preview: { port: 0, host: "127.0.0.1" },
+	});
+	closers.push(() => server.close());
+	return server.resolvedUrls?.local[0] as string;
+}
+
+const worked = { ok: true, messages: 2, reopened: null };
+
+describe("an app importing pi-session-tree/worker, with no bundler configuration", () => {
+	it("runs from a Vite dev server (the package pre-bundled by Vite's optimizer)", async () => {
+		const server = await createServer({
+			root: project,
+			configFile: false,
+			logLevel: "silent",
+			server: { port: 0, host: "127.0.0.1" },
+		});
+		closers.push(() => server.close());
+		await server.listen();
+		const { result, workers } = await visit(server.resolvedUrls?.local[0] as string);
+		expect(result).toEqual(worked);
+		// The package's own worker file, not the source-text fallback.
+		expect(workers).toEqual([
+			expect.stringMatching(/\/node_modules\/pi-session-tree\/dist\/worker-entry\.browser\.js/),
+		]);
+	});
+
+	it("runs from a `vite build` (the worker bundled by Vite as a worker)", async () => {
+		const outDir = join(project, "out-vite");
+		await build({ root: project, configFile: false, logLevel: "silent", build: { outDir, emptyOutDir: true } });
+		const { result, workers } = await visit(await serveStatic(outDir));
+		expect(result).toEqual(worked);
+		expect(workers).toEqual([expect.stringMatching(/\/assets\/worker-entry\.browser-[\w-]+\.js$/)]);
+	});
+
+	it("runs with a Worker the app makes from pi-session-tree/worker-entry (Vite's ?worker), in dev and built", async () => {
+		const server = await createServer({
+			root: project,
+			configFile: false,
+			logLevel: "silent",
+			server: { port: 0, host: "127.0.0.1" },
+		});
+		closers.push(() => server.close());
+		await server.listen();
+		const dev = await visit(`${server.resolvedUrls?.local[0]}custom.html`);
+		expect(dev.result).toEqual(worked);
+		expect(dev.workers).toEqual([expect.stringMatching(/worker-entry\.browser\.js\?worker_file/)]);
+		const outDir = join(project, "out-vite-custom");
+		const input = join(project, "custom.html");
+		await build({
+			root: project,
+			configFile: false,
+			logLevel: "silent",
+			build: { outDir, emptyOutDir: true, rollupOptions: { input } },
+		});
+		const built = await visit(`${await serveStatic(outDir)}custom.html`);
+		expect(built.result).toEqual(worked);
+		expect(built.workers).toEqual([expect.stringMatching(/\/assets\/worker-entry\.browser-[\w-]+\.js$/)]);
+	});
+
+	it("runs from an esbuild bundle, which copies no worker file: the worker starts from its source text", async () => {
+		const outDir = join(project, "out-esbuild");
+		await esbuild({
+			entryPoints: [join(project, "main.js")],
+			bundle: true,
+			format: "esm",
+			outdir: outDir,
+			logLevel: "error",
+		});
+		await cp(join(project, "index.html"), join(outDir, "index.html"));
+		const { result, workers } = await visit(await serveStatic(outDir));
+		expect(result).toEqual(worked);
+		// First the file next to the bundle (missing), then the fallback.
+		expect(workers.at(-1)).toMatch(/^blob:/);
+	});
+
+	it("runs from a plain <script type=module> with no bundler and no import map", async () => {
+		const { result, workers } = await visit(`${await serveStatic(project)}plain.html`);
+		expect(result).toEqual(worked);
+		expect(workers).toEqual([
+			expect.stringMatching(/\/node_modules\/pi-session-tree\/dist\/worker-entry\.browser\.js$/),
+		]);
+	});
+});
+
+describe("a worker that cannot load says why", () => {
+	const broken = (name: string) => join(project, "node_modules/pi-session-tree/dist", name);
+	let origin: string;
+	let strictOrigin: string;
+	beforeAll(async () => {
+		origin = await serveStatic(project);
+		strictOrigin = await serveStatic(project, "mpa");
+		await writeFile(broken("worker-inline.js"), "export const workerSource = undefined;\n");
+	});
+
+	it("a module that throws while it loads: its own error", async () => {
+		await writeFile(broken("worker-entry.browser.js"), 'throw new Error("the module broke while loading");\n');
+		const { result } = await visit(`${origin}plain.html`);
+		expect(result.ok).toBe(false);
+		expect(result.error).toMatch(
+			/^EngineWorkerError: the engine worker did not load: .*the module broke while loading/,
+		);
+	});
+
+	it("a worker file that is not there: what fetching it gave (a 404, or a server's fallback page)", async () => {
+		await rm(broken("worker-entry.browser.js"));
+		const strict = await visit(`${strictOrigin}plain.html`);
+		expect(strict.result.ok).toBe(false);
+		expect(strict.result.error).toMatch(/did not load: fetching http:\/\/.*\/worker-entry\.browser\.js gave HTTP 404/);
+		const fallback = await visit(`${origin}plain.html`);
+		expect(fallback.result.error).toMatch(
+			/did not load: http:\/\/.*\/worker-entry\.browser\.js answered with text\/html/,
+		);
+	});
+});
