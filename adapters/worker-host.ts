@@ -43,6 +43,13 @@ function served(engine: Engine): Record<string, unknown> {
 	const methods: Record<string, unknown> = {};
 	for (const name of ENGINE_METHODS) methods[name] = (engine[name] as (...args: never[]) => unknown).bind(engine);
 	methods.runBatch = (calls: BatchCall[], encoded?: Uint8Array) => runBatch(engine, calls, encoded);
+	// A whole file's bytes move to the other thread instead of being copied (a view of a shared buffer, such
+	// as Node's small-Buffer pool, is copied out first: its buffer is not ours to give away).
+	methods.exportSessionFile = async (path: string) => {
+		const bytes = await engine.exportSessionFile(path);
+		const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+		return Comlink.transfer(own, [own.buffer]);
+	};
 	return methods;
 }
 

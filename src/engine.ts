@@ -239,11 +239,16 @@ export class Engine {
 		);
 	}
 
-	/** Write a session file as given (exclusive: never overwrites), e.g. one uploaded by a user. */
-	async importSessionFile(path: string, bytes: Uint8Array): Promise<void> {
+	/**
+	 * Write a session file as given (exclusive: never overwrites), e.g. one uploaded by a user. A `Blob` (a
+	 * `File` from a picker) is read here: passed to the worker, it crosses as a handle, not as a copy of
+	 * its bytes, so the page does no work for a large file.
+	 */
+	async importSessionFile(path: string, bytes: Uint8Array | Blob): Promise<void> {
+		const content = bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer());
 		const dir = dirname(path);
 		if (dir !== ".") await this.#storage.mkdir(dir);
-		await this.#storage.createExclusive(path, [bytes], true);
+		await this.#storage.createExclusive(path, [content], true);
 	}
 
 	/**

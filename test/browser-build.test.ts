@@ -30,7 +30,8 @@ describe("the build for browsers", () => {
 	it("the browser worker is one file that imports nothing, and its text is the client's fallback", async () => {
 		expect(await modulesOf("worker-entry.browser.js")).toEqual(["dist/worker-entry.browser.js"]);
 		const text = readFileSync(`${dist}worker-entry.browser.js`, "utf8");
-		const { workerSource } = await import("../dist/worker-inline.js");
+		const inline = new URL("../dist/worker-inline.js", import.meta.url).href;
+		const { workerSource } = (await import(inline)) as { workerSource: string };
 		expect(workerSource).toBe(text);
 	});
 

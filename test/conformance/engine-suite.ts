@@ -174,6 +174,19 @@ export function engineConformance(
 		});
 
 	t.describe(`engine conformance: ${name}`, () => {
+		test("importSessionFile takes bytes or a Blob (a picked File), never overwrites, and exports the same bytes", async ({
+			engine,
+			root,
+		}) => {
+			const original = await options.fixture("v3-current.jsonl");
+			const path = `${root}/sessions/--p--/imported.jsonl`;
+			await engine.importSessionFile(path, new Blob([original as Uint8Array<ArrayBuffer>]));
+			expect(await engine.exportSessionFile(path)).toEqual(original);
+			const again = await rejection(engine.importSessionFile(path, encoder.encode("{}\n")));
+			expect(again !== "resolved" && [again.name, again.error.code]).toEqual(["StorageError", "exists"]);
+			expect(await engine.exportSessionFile(path)).toEqual(original);
+		});
+
 		test("create, append every kind, and read it back after reopening", async ({ engine, root }) => {
 			const sessionDir = `${root}/sessions/--p--`;
 			const created = await engine.create({ cwd: "/p", sessionDir });
