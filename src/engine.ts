@@ -255,11 +255,13 @@ export class Engine {
 	 * The bytes of a file, e.g. to download a session. A new session has no file before its first
 	 * assistant message: that is `not-found`, as for any missing file.
 	 */
-	async exportSessionFile(path: string): Promise<Uint8Array> {
+	async exportSessionFile(path: string): Promise<Uint8Array<ArrayBuffer>> {
 		const stat = await this.#storage.stat(path);
 		if (!stat) throw new StorageError("not-found", path, `not-found: ${path}: no such file`);
 		if (!stat.isFile) throw new StorageError("io", path, `io: ${path}: not a file`);
-		return this.#storage.readRange(path, 0, stat.size);
+		const bytes = await this.#storage.readRange(path, 0, stat.size);
+		// Of a plain ArrayBuffer, so that `new Blob([bytes])` takes it as it is (a shared buffer's view is copied).
+		return bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : bytes.slice();
 	}
 
 	// Per session -----------------------------------------------------------------------------------

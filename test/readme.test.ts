@@ -17,6 +17,8 @@
  *       -->
  * - ```ts no-run marks a block that cannot run on its own (none today): it is type-checked only, and
  *   listed by name in the test report.
+ * - ```ts browser marks a block for a page (OPFS exists only there): type-checked here, run in Chromium by
+ *   test/e2e/readme-browser.test.ts.
  * - ```sh blocks are not run (`npm test` would run itself): every command must name a real npm script, a
  *   binary in node_modules/.bin, or an existing file.
  * - Blocks without a language (the layout) must name only files and folders that exist.
@@ -26,6 +28,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { type Block, fencedBlocks } from "./support/readme-blocks.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const readme = readFileSync(join(root, "README.md"), "utf8");
@@ -34,54 +37,13 @@ const scripts = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as
 const denoExports = (JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as { exports: Record<string, string> })
 	.exports;
 
-interface Block {
-	/** 1-based line of the opening fence. */
-	line: number;
-	/** The info string's words: language first, then flags such as `no-run`. */
-	info: string[];
-	code: string;
-	/** TypeScript from a `<!-- prelude: … -->` comment right before the block, or "". */
-	prelude: string;
-}
-
-/** The fenced blocks of a Markdown text, with the prelude comment before each, if any. */
-function fencedBlocks(markdown: string): Block[] {
-	const lines = markdown.split("\n");
-	const blocks: Block[] = [];
-	for (let i = 0; i < lines.length; i++) {
-		const open = /^(`{3,}|~{3,})(.*)$/.exec(lines[i] as string);
-		if (!open) continue;
-		const fence = open[1] as string;
-		const start = i;
-		const code: string[] = [];
-		for (i++; i < lines.length && !(lines[i] as string).startsWith(fence); i++) code.push(lines[i] as string);
-		if (i === lines.length) throw new Error(`README.md:${start + 1}: the code block is never closed`);
-		blocks.push({
-			line: start + 1,
-			info: (open[2] as string).trim().split(/\s+/).filter(Boolean),
-			code: code.join("\n"),
-			prelude: preludeBefore(lines, start),
-		});
-	}
-	return blocks;
-}
-
-function preludeBefore(lines: string[], fence: number): string {
-	let end = fence - 1;
-	while (end >= 0 && (lines[end] as string).trim() === "") end--;
-	if (end < 0 || (lines[end] as string).trim() !== "-->") return "";
-	let start = end - 1;
-	while (start >= 0 && !(lines[start] as string).startsWith("<!--")) start--;
-	if (start < 0 || !/^<!--\s*prelude:/.test(lines[start] as string)) return "";
-	return lines.slice(start + 1, end).join("\n");
-}
-
 const blocks = fencedBlocks(readme);
 const language = (block: Block): string => block.info[0] ?? "";
 const title = (block: Block): string => `README.md:${block.line}`;
 const tsBlocks = blocks.filter((block) => language(block) === "ts");
-const runnable = tsBlocks.filter((block) => !block.info.includes("no-run"));
+const runnable = tsBlocks.filter((block) => !block.info.includes("no-run") && !block.info.includes("browser"));
 const notRun = tsBlocks.filter((block) => block.info.includes("no-run"));
+const browserOnly = tsBlocks.filter((block) => block.info.includes("browser"));
 
 /** Paths (`npm start`, `npx tsx x.ts`) in a shell command that does not exist, or commands not known here. */
 function shellProblems(command: string): string[] {
@@ -188,6 +150,12 @@ describe("README.md code blocks", () => {
 
 		for (const block of notRun) {
 			it(`${title(block)} is marked no-run: type-checked above, not run`, () => {
+				expect(readFileSync(fileOf(block), "utf8")).toContain(block.code);
+			});
+		}
+
+		for (const block of browserOnly) {
+			it(`${title(block)} is a browser block: type-checked above, run in Chromium by test/e2e/readme-browser.test.ts`, () => {
 				expect(readFileSync(fileOf(block), "utf8")).toContain(block.code);
 			});
 		}
