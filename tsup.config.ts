@@ -7,6 +7,8 @@ export const entries: Record<string, string> = {
 	index: "src/index.ts",
 	node: "adapters/node.ts",
 	zenfs: "adapters/zenfs.ts",
+	opfs: "adapters/opfs.ts",
+	"web-locks": "adapters/web-locks.ts",
 	"pi-compat": "adapters/pi-compat.ts",
 	testing: "src/testing.ts",
 	worker: "adapters/worker.ts",

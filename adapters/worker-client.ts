@@ -156,6 +156,14 @@ export async function startEngineWorker(
 		await connection.end();
 		throw error;
 	}
+	// A factory that has no `lifeLock` (a host of an older version) rejects the call: then nothing is watched.
+	const askLife = factory.lifeLock as unknown as () => Promise<string | undefined>;
+	const life = await lifeline.guard(askLife()).catch(() => undefined);
+	watchLife(life, () => {
+		if (ending) return;
+		lifeline.die(new EngineWorkerError("the engine worker stopped: it ended (terminated or crashed)"));
+		port?.close();
+	});
 	const remote = Comlink.wrap<HostedEngine>(port);
 	const engine = batching(remote, lifeline);
 	const terminate = async () => {
@@ -258,6 +266,16 @@ function describeEvent(event: Event): string {
 	const where = filename ? ` (${filename}:${lineno})` : "";
 	if (error) return `${describe(error)}${where}`;
 	return message ? `${message}${where}` : "worker error";
+}
+
+/**
+ * Call `ended` once the worker holding the Web Lock `name` is gone: a browser sends no event when a worker
+ * is terminated by a call that is not ours, and an engine worker holds that lock for life.
+ */
+function watchLife(name: string | undefined, ended: () => void): void {
+	const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+	if (name === undefined || !locks) return;
+	void locks.request(name, ended);
 }
 
 function describe(reason: unknown): string {

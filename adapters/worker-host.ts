@@ -93,7 +93,26 @@ export async function exposeEngine(options: EngineHostOptions): Promise<void> {
 		);
 		Comlink.expose(factory, nodeEndpoint(parentPort as never));
 	} else {
-		Comlink.expose(factory, globalThis as unknown as Comlink.Endpoint);
+		// Exposed at once, before anything is awaited: a client's first message may be on its way already.
+		const life = holdLifeLock();
+		Comlink.expose({ ...factory, lifeLock: () => life }, globalThis as unknown as Comlink.Endpoint);
 		(globalThis as unknown as { postMessage(message: unknown): void }).postMessage(WORKER_READY);
 	}
+}
+
+/**
+ * Take a Web Lock of a name of its own and never let go: the browser releases it when this worker ends,
+ * however it ends, and the client, waiting for it, hears of that (`EngineFactory.lifeLock`).
+ */
+async function holdLifeLock(): Promise<string | undefined> {
+	const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+	if (!locks) return undefined;
+	const name = `pi-session-tree worker life:${crypto.randomUUID()}`;
+	await new Promise<void>((granted) => {
+		void locks.request(name, () => {
+			granted();
+			return new Promise<never>(() => undefined);
+		});
+	});
+	return name;
 }

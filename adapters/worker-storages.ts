@@ -24,4 +24,13 @@ export const stockStorages = {
 		const { createMemoryStorage } = await import("./zenfs.ts");
 		return { storage: await createMemoryStorage(), agentDir: config.agentDir ?? "/pi/agent" };
 	},
+	/**
+	 * The browser's origin-private file system (a dedicated worker only), one writer per session across the
+	 * origin's tabs (Web Locks); agent directory `/pi/agent`, laid out as on disk.
+	 */
+	async opfs(config: WorkerEngineConfig): Promise<EngineOptions> {
+		const { createOpfsStorage } = await import("./opfs.ts");
+		const storage = await createOpfsStorage();
+		return { storage, locks: storage.locks, agentDir: config.agentDir ?? "/pi/agent" };
+	},
 };

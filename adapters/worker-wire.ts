@@ -129,6 +129,11 @@ export interface WorkerEngineConfig {
 /** What a worker exposes on its endpoint: `createEngine` answers with the port its engine is served on. */
 export interface EngineFactory {
 	createEngine(config: WorkerEngineConfig): Promise<MessagePort>;
+	/**
+	 * The name of a Web Lock the worker holds for as long as it lives (undefined without Web Locks): a
+	 * client waiting for it learns when the worker ends, even by a `terminate()` that sends no event.
+	 */
+	lifeLock?(): Promise<string | undefined>;
 }
 
 type ProxyHandler = Comlink.TransferHandler<object, MessagePort>;

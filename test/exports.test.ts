@@ -139,6 +139,7 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 		"projectContextEntry",
 		"sessionEntryToContextMessages",
 	],
+	"./opfs": ["createOpfsStorage"],
 	"./testing": ["testStorage"],
 	"./worker": [
 		"EngineWorkerError",
@@ -149,6 +150,7 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 		"startEngineWorker",
 		"workerEntryUrl",
 	],
+	"./web-locks": ["WEB_LOCK_PREFIX", "createWebLocks", "webLockName"],
 	"./worker-host": ["createEngineFactory", "exposeEngine", "stockStorages"],
 };
 

@@ -75,9 +75,18 @@ it("after terminate(), calls reject with EngineWorkerError", async () => {
 	await expect(engine.getBranch(handle)).rejects.toBeInstanceOf(EngineWorkerError);
 });
 
+it("a worker the app terminates itself (no event is sent): its calls reject instead of waiting forever", async () => {
+	const raw = stockWorker();
+	const { engine, terminate } = await startEngineWorker({ storage: "memory", worker: raw });
+	const { handle } = await engine.inMemory("/p");
+	raw.terminate();
+	expect(await outcomeWithin(engine.getBranch(handle), 10_000)).toBeInstanceOf(EngineWorkerError);
+	expect(await outcomeWithin(terminate(), 10_000)).toBe("resolved");
+});
+
 it("a storage the worker has no factory for rejects startEngineWorker, naming those it has", async () => {
 	await expect(startEngineWorker({ storage: "nowhere", worker: stockWorker() })).rejects.toThrow(
-		/no storage "nowhere" \(it has "node", "memory"\)/,
+		/no storage "nowhere" \(it has "node", "memory", "opfs"\)/,
 	);
 });
 

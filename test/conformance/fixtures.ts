@@ -137,7 +137,7 @@ export function runWorkerLife(t: TestApi): void {
 		t.it("a storage the worker has no factory for rejects startEngineWorker, naming those it has", async () => {
 			const error = await rejectionOf(startEngineWorker({ storage: "nowhere" }));
 			t.expect(error instanceof TypeError).toBe(true);
-			t.expect((error as Error).message.includes('no storage "nowhere" (it has "node", "memory")')).toBe(true);
+			t.expect((error as Error).message.includes('no storage "nowhere" (it has "node", "memory", "opfs")')).toBe(true);
 		});
 
 		t.it("an answer too deep to read here settles: it arrives, or rejects with UnreadableMessageError", async () => {

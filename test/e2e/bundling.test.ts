@@ -94,9 +94,14 @@ describe("an app importing pi-session-tree/worker, with no bundler configuration
 	it("runs from a `vite build` (the worker bundled by Vite as a worker)", async () => {
 		const outDir = join(project, "out-vite");
 		await build({ root: project, configFile: false, logLevel: "silent", build: { outDir, emptyOutDir: true } });
-		const { result, workers } = await visit(await serveStatic(outDir));
+		const origin = await serveStatic(outDir);
+		const { result, workers } = await visit(origin);
 		expect(result).toEqual(worked);
 		expect(workers).toEqual([expect.stringMatching(/\/assets\/worker-entry\.browser-[\w-]+\.js$/)]);
+		// On OPFS the session outlives the worker: a second worker reads it back.
+		const opfs = await visit(`${origin}?storage=opfs`);
+		expect(opfs.result).toEqual({ ...worked, reopened: 2 });
+		expect(opfs.workers).toHaveLength(2);
 	});
 
 	it("runs with a Worker the app makes from pi-session-tree/worker-entry (Vite's ?worker), in dev and built", async () => {
@@ -134,10 +139,13 @@ describe("an app importing pi-session-tree/worker, with no bundler configuration
 			logLevel: "error",
 		});
 		await cp(join(project, "index.html"), join(outDir, "index.html"));
-		const { result, workers } = await visit(await serveStatic(outDir));
+		const origin = await serveStatic(outDir);
+		const { result, workers } = await visit(origin);
 		expect(result).toEqual(worked);
 		// First the file next to the bundle (missing), then the fallback.
 		expect(workers.at(-1)).toMatch(/^blob:/);
+		// A blob: worker has the page's origin, so its OPFS too.
+		expect((await visit(`${origin}?storage=opfs`)).result).toEqual({ ...worked, reopened: 2 });
 	});
 
 	it("runs from a plain <script type=module> with no bundler and no import map", async () => {

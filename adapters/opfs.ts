@@ -1,0 +1,609 @@
+/**
+ * Storage on the browser's origin-private file system (OPFS), for use inside a dedicated worker (the
+ * engine worker): the only place `FileSystemSyncAccessHandle` exists. Paths map onto nested directories
+ * under `root`, laid out as on disk (`<agentDir>/sessions/--cwd--/<file>.jsonl`), so a session file moves
+ * between disk and browser unchanged. Its writer locks (`storage.locks`) are Web Locks, one per file,
+ * named `pi-session-tree:<root><path>` (the root without its trailing slash), and backed by the file's
+ * sync access handle, which this storage opens when it takes the lock and keeps until it lets go:
+ * appends then write at the handle's end, whatever the file's size.
+ *
+ * What Chromium does (seen in Chromium 156; the tests in test/browser/opfs.test.ts check it):
+ * - A sync access handle is exclusive across the origin: while one context has it open, another gets
+ *   `NoModificationAllowedError` from `createSyncAccessHandle` (any mode), `createWritable`, `removeEntry`
+ *   and `move` of that file (as source or target). `getFile()` still works there, and sees the handle's
+ *   writes at once (unflushed ones too): that is how files not open here are read, so a second tab reads
+ *   a session a first tab is writing.
+ * - A `File` from `getFile()` stays readable after appends, but reading it after the file was replaced or
+ *   truncated throws `NotReadableError` (`NotFoundError` when the replace comes during the read): such a
+ *   read is retried on a fresh `File`.
+ * - `FileSystemFileHandle.move()` replaces an existing file in one step (readers see the old file or the
+ *   new one); over a directory it fails (`InvalidModificationError`).
+ * - `lastModified` stays at the file's creation, however it is written: `stat` reports the later of that
+ *   and this storage's last append to the file.
+ * - When a worker ends, the browser closes its sync access handles and releases its Web Locks.
+ * @example
+ * // inside a module Worker
+ * import { createOpfsStorage } from "pi-session-tree/opfs";
+ * const storage = await createOpfsStorage();
+ * const engine = new Engine({ storage, locks: storage.locks, agentDir: "/pi/agent" });
+ * @module
+ */
+import { SessionLockedError } from "../src/errors.ts";
+import { type DirEntry, type FileStat, type Storage, StorageError, temporaryName } from "../src/storage.ts";
+import type { HeldLock, WriterLocks } from "../src/writer-lock.ts";
+import { createWebLocks, WEB_LOCK_PREFIX } from "./web-locks.ts";
+
+/** `FileSystemSyncAccessHandle`, which TypeScript's DOM types lack (they know the page, not workers). */
+interface SyncAccessHandle {
+	read(buffer: Uint8Array, options: { at: number }): number;
+	write(buffer: Uint8Array, options: { at: number }): number;
+	getSize(): number;
+	flush(): void;
+	close(): void;
+}
+
+/** A file handle with what OPFS adds to it in workers and Chromium. */
+interface OpfsFileHandle extends FileSystemFileHandle {
+	createSyncAccessHandle(): Promise<SyncAccessHandle>;
+	move(directory: FileSystemDirectoryHandle, name: string): Promise<void>;
+}
+
+export interface OpfsStorageOptions {
+	/** The OPFS directory every path lives under, created if missing (default the OPFS root): `/`-separated, absolute. */
+	root?: string;
+	/** How other tabs and workers name this one when it holds a session they want (`"the editor tab"`). */
+	label?: string;
+}
+
+/** Storage on OPFS, its writer locks, and `close`. */
+export interface OpfsStorage extends Storage {
+	/** Writer locks as Web Locks, each backed by the file's sync access handle (kept open while it is held). */
+	readonly locks: WriterLocks;
+	/** Let go of the locks still held through `locks`, close every handle; the storage takes no more calls. */
+	close(): Promise<void>;
+}
+
+/** Names of the Web Locks under which files are moved into a name (whatever the writer lock prefix). */
+const MOVE_LOCK_TAG = "pi-session-tree move:";
+/** Tries of an operation on a file another context has open for a moment (a transient append elsewhere). */
+const BUSY_TRIES = 6;
+/** Tries of opening a file whose lock was just granted: a holder that died may not have closed it yet. */
+const LOCKED_FILE_TRIES = 12;
+
+/**
+ * Storage on OPFS under `options.root`. Rejects with `StorageError` (`unsupported`) outside a dedicated
+ * worker, where there are no sync access handles.
+ * @example
+ * const storage = await createOpfsStorage({ root: "/pi-sessions" });
+ */
+export async function createOpfsStorage(options: OpfsStorageOptions = {}): Promise<OpfsStorage> {
+	const root = options.root ?? "/";
+	const proto = typeof FileSystemFileHandle === "undefined" ? undefined : FileSystemFileHandle.prototype;
+	if (typeof (proto as Partial<OpfsFileHandle> | undefined)?.createSyncAccessHandle !== "function") {
+		throw new StorageError(
+			"unsupported",
+			root,
+			`unsupported: ${root}: the OPFS storage must run in a dedicated worker (FileSystemSyncAccessHandle exists only there)`,
+		);
+	}
+	const segments = segmentsOf(root);
+	let directory = await navigator.storage.getDirectory();
+	try {
+		for (const segment of segments) directory = await directory.getDirectoryHandle(segment, { create: true });
+	} catch (error) {
+		throw opfsError(error, root);
+	}
+	return new OpfsFiles(directory, segments.length ? `/${segments.join("/")}` : "", options).api();
+}
+
+/** A file whose writer lock is held here, and its sync access handle when the file exists. */
+interface Pinned {
+	handle: SyncAccessHandle | undefined;
+}
+
+class OpfsFiles {
+	readonly #root: FileSystemDirectoryHandle;
+	/** The root's OPFS path without a trailing slash (`""` for the OPFS root): names locks. */
+	readonly #rootPath: string;
+	readonly #pinned = new Map<string, Pinned>();
+	/** When this storage last appended to a file (OPFS leaves `lastModified` at the creation). */
+	readonly #written = new Map<string, number>();
+	/** The last operation queued on each file: changes of one file run one at a time. */
+	readonly #tails = new Map<string, Promise<void>>();
+	readonly #held = new Map<string, HeldLock>();
+	readonly #locks: WriterLocks;
+	#closed = false;
+
+	constructor(root: FileSystemDirectoryHandle, rootPath: string, options: OpfsStorageOptions) {
+		this.#root = root;
+		this.#rootPath = rootPath;
+		this.#locks = createWebLocks({
+			prefix: `${WEB_LOCK_PREFIX}${rootPath}`,
+			label: options.label,
+			onAcquire: (path) => this.#pin(path),
+			onRelease: (path) => this.#unpin(path),
+		});
+	}
+
+	api(): OpfsStorage {
+		const held = this.#held;
+		const locks = this.#locks;
+		const check = (path: string) => this.#check(path);
+		return {
+			readRange: (path, start, end) => this.#run(path, () => this.#readRange(path, start, end)),
+			append: (path, data, durable) => this.#append(path, data, durable),
+			// Flushed before it gets its name, `durable` or not: after a crash the name must not show part of a file.
+			createExclusive: (path, chunks) => this.#run(path, () => this.#createExclusive(path, chunks)),
+			replace: (path, chunks) => this.#run(path, () => this.#replace(path, chunks)),
+			rename: (from, to) => this.#run(from, () => this.#rename(from, to), to),
+			link: (from, to) =>
+				this.#run(from, async () => {
+					this.#check(to);
+					throw new StorageError("unsupported", to, `unsupported: ${to}: OPFS has no hard links`);
+				}),
+			stat: (path) => this.#run(path, () => this.#stat(path)),
+			list: (dir) => this.#run(dir, () => this.#list(dir)),
+			mkdir: (dir) => this.#run(dir, () => this.#directory(dir, true).then(() => undefined)),
+			remove: (path) => this.#run(path, () => this.#remove(path)),
+			locks: {
+				async acquire(path) {
+					check(path); // before taking a Web Lock named after it
+					const lock = await locks.acquire(path);
+					held.set(lock.owner.token, lock);
+					return lock;
+				},
+				async release(lock) {
+					held.delete(lock.owner.token);
+					await locks.release(lock);
+				},
+				owner: (path) => locks.owner(path),
+			},
+			close: () => this.#close(),
+		};
+	}
+
+	/** Check the paths, run `body`, and give its DOM failures as `StorageError`s naming `path`. */
+	async #run<T>(path: string, body: () => Promise<T>, other?: string): Promise<T> {
+		this.#check(path);
+		if (other !== undefined) this.#check(other);
+		try {
+			return await body();
+		} catch (error) {
+			throw opfsError(error, path);
+		}
+	}
+
+	/** Refuse a bad path, or any path once closed. */
+	#check(path: string): void {
+		segmentsOf(path);
+		if (this.#closed) throw new StorageError("io", path, `io: ${path}: this OPFS storage is closed`);
+	}
+
+	/** Run `body` after every change queued before on any of `paths`, and before any queued after. */
+	#serial<T>(paths: readonly string[], body: () => Promise<T>): Promise<T> {
+		const before = paths.map((path) => this.#tails.get(path));
+		const result = Promise.all(before).then(body);
+		const tail = result.then(
+			() => undefined,
+			() => undefined,
+		);
+		for (const path of paths) this.#tails.set(path, tail);
+		void tail.then(() => {
+			for (const path of paths) if (this.#tails.get(path) === tail) this.#tails.delete(path);
+		});
+		return result;
+	}
+
+	async #directory(path: string, create = false): Promise<FileSystemDirectoryHandle> {
+		let directory = this.#root;
+		for (const segment of segmentsOf(path)) directory = await directory.getDirectoryHandle(segment, { create });
+		return directory;
+	}
+
+	/** The directory a path is in (it must exist), and the path's last name. */
+	async #parent(path: string): Promise<{ dir: FileSystemDirectoryHandle; name: string }> {
+		const segments = segmentsOf(path);
+		const name = segments.pop();
+		if (name === undefined) throw new StorageError("io", path, `io: ${path}: the storage root is not a file`);
+		let dir = this.#root;
+		for (const segment of segments) dir = await dir.getDirectoryHandle(segment);
+		return { dir, name };
+	}
+
+	async #readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+		const kept = this.#pinned.get(path)?.handle;
+		if (kept) return readAt(kept, start, end);
+		const { dir, name } = await this.#parent(path);
+		for (let attempt = 1; ; attempt++) {
+			const file = await (await dir.getFileHandle(name)).getFile();
+			try {
+				return new Uint8Array(await file.slice(start, Math.max(start, end)).arrayBuffer());
+			} catch (error) {
+				// Replaced or truncated since `getFile`: the next `File` is the file there now (a file that is
+				// gone is `not-found` from `getFileHandle` then).
+				const stale = isDomError(error, "NotReadableError") || isDomError(error, "NotFoundError");
+				if (!stale || attempt >= BUSY_TRIES) throw error;
+			}
+		}
+	}
+
+	#append(path: string, data: Uint8Array, durable: boolean): Promise<void> {
+		try {
+			this.#check(path);
+			// A kept handle and nothing queued on the file: write now, without waiting for a turn.
+			const kept = this.#pinned.get(path)?.handle;
+			if (kept && !this.#tails.has(path)) {
+				this.#write(path, kept, data, durable);
+				return Promise.resolve();
+			}
+		} catch (error) {
+			return Promise.reject(opfsError(error, path));
+		}
+		return this.#run(path, () =>
+			this.#serial([path], async () => {
+				const pinned = this.#pinned.get(path);
+				if (pinned) {
+					pinned.handle ??= await this.#openForAppend(path);
+					this.#write(path, pinned.handle, data, durable);
+					return;
+				}
+				// Not locked here: open it for this append only, so that other contexts may open it too.
+				const handle = await this.#openForAppend(path);
+				try {
+					this.#write(path, handle, data, durable);
+				} finally {
+					handle.close();
+				}
+			}),
+		);
+	}
+
+	#write(path: string, handle: SyncAccessHandle, data: Uint8Array, durable: boolean): void {
+		writeAll(handle, data, handle.getSize(), path);
+		if (durable) handle.flush();
+		this.#written.set(path, Date.now());
+	}
+
+	/** A sync access handle of the file, created if missing (under its move lock, so no exclusive create is undone). */
+	async #openForAppend(path: string): Promise<SyncAccessHandle> {
+		const { dir, name } = await this.#parent(path);
+		let file: FileSystemFileHandle;
+		try {
+			file = await dir.getFileHandle(name);
+		} catch (error) {
+			if (!isDomError(error, "NotFoundError")) throw error;
+			file = await this.#underMoveLock(path, () => dir.getFileHandle(name, { create: true }));
+		}
+		return this.#openSync(file, BUSY_TRIES);
+	}
+
+	#openSync(file: FileSystemFileHandle, tries: number): Promise<SyncAccessHandle> {
+		return whileBusy(() => (file as OpfsFileHandle).createSyncAccessHandle(), tries);
+	}
+
+	/** Run `body` holding the Web Lock under which every storage on this origin moves files to `path`. */
+	#underMoveLock<T>(path: string, body: () => Promise<T>): Promise<T> {
+		return navigator.locks.request(`${MOVE_LOCK_TAG}${this.#rootPath}${path}`, body) as Promise<unknown> as Promise<T>;
+	}
+
+	async #createExclusive(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
+		const { dir, name } = await this.#parent(path);
+		if (await kindOf(dir, name)) throw existsError(path);
+		const temporary = await writeTemporary(dir, name, chunks);
+		try {
+			await this.#serial([path], () =>
+				this.#underMoveLock(path, async () => {
+					// Checked again under the lock: every storage of the origin moves files into this name under it.
+					if (await kindOf(dir, name)) throw existsError(path);
+					await whileBusy(async () => (await temporary.handle()).move(dir, name), BUSY_TRIES);
+					this.#written.delete(path);
+					await this.#reopen(path);
+				}),
+			);
+		} catch (error) {
+			await temporary.remove();
+			throw error;
+		}
+	}
+
+	async #replace(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
+		const { dir, name } = await this.#parent(path);
+		const temporary = await writeTemporary(dir, name, chunks);
+		try {
+			await this.#serial([path], () =>
+				this.#underMoveLock(path, async () => {
+					if ((await kindOf(dir, name)) === "directory") throw isDirectoryError(path);
+					const source = await temporary.handle();
+					// Our own handle would make the move fail; it is opened again on the new file.
+					this.#closeHandle(path);
+					try {
+						await whileBusy(() => source.move(dir, name), BUSY_TRIES);
+						this.#written.delete(path);
+					} finally {
+						await this.#reopen(path);
+					}
+				}),
+			);
+		} catch (error) {
+			await temporary.remove();
+			throw error;
+		}
+	}
+
+	async #rename(from: string, to: string): Promise<void> {
+		const source = await this.#parent(from);
+		const target = await this.#parent(to).catch((error: unknown) => Promise.reject(opfsError(error, to)));
+		await this.#serial([from, to], () =>
+			this.#underMoveLock(to, async () => {
+				const file = (await source.dir.getFileHandle(source.name)) as OpfsFileHandle;
+				if (from === to) return;
+				if ((await kindOf(target.dir, target.name)) === "directory") throw isDirectoryError(to);
+				this.#closeHandle(from);
+				this.#closeHandle(to);
+				try {
+					await whileBusy(() => file.move(target.dir, target.name), BUSY_TRIES);
+					const written = this.#written.get(from);
+					this.#written.delete(from);
+					if (written === undefined) this.#written.delete(to);
+					else this.#written.set(to, written);
+				} finally {
+					await this.#reopen(from);
+					await this.#reopen(to);
+				}
+			}),
+		);
+	}
+
+	async #stat(path: string): Promise<FileStat | null> {
+		if (segmentsOf(path).length === 0) return { size: 0, mtimeMs: 0, isFile: false, isDirectory: true };
+		try {
+			const { dir, name } = await this.#parent(path);
+			try {
+				const file = await (await dir.getFileHandle(name)).getFile();
+				const mtimeMs = Math.max(file.lastModified, this.#written.get(path) ?? 0);
+				return { size: file.size, mtimeMs, isFile: true, isDirectory: false };
+			} catch (error) {
+				if (!isDomError(error, "TypeMismatchError")) throw error; // not a file: a directory
+				return { size: 0, mtimeMs: 0, isFile: false, isDirectory: true };
+			}
+		} catch (error) {
+			if (isDomError(error, "NotFoundError") || isDomError(error, "TypeMismatchError")) return null;
+			throw error;
+		}
+	}
+
+	async #list(path: string): Promise<DirEntry[]> {
+		let directory: FileSystemDirectoryHandle;
+		try {
+			directory = await this.#directory(path);
+		} catch (error) {
+			if (isDomError(error, "NotFoundError") || isDomError(error, "TypeMismatchError")) return [];
+			throw error;
+		}
+		const entries: DirEntry[] = [];
+		for await (const [name, entry] of directory.entries()) {
+			entries.push({ name, isFile: entry.kind === "file", isDirectory: entry.kind === "directory" });
+		}
+		return entries;
+	}
+
+	async #remove(path: string): Promise<void> {
+		let parent: { dir: FileSystemDirectoryHandle; name: string };
+		try {
+			parent = await this.#parent(path);
+		} catch (error) {
+			if (isDomError(error, "NotFoundError") || isDomError(error, "TypeMismatchError")) return;
+			throw error;
+		}
+		const { dir, name } = parent;
+		await this.#serial([path], async () => {
+			if ((await kindOf(dir, name)) === "directory") throw isDirectoryError(path);
+			this.#closeHandle(path); // removing a file fails while a handle of it is open
+			this.#written.delete(path);
+			try {
+				await whileBusy(() => dir.removeEntry(name), BUSY_TRIES);
+			} catch (error) {
+				if (!isDomError(error, "NotFoundError")) throw error;
+			}
+		});
+	}
+
+	/** The lock of `path` was granted here: open the file's handle now (when it exists) and keep it. */
+	async #pin(path: string): Promise<void> {
+		this.#check(path);
+		await this.#serial([path], async () => {
+			const pinned: Pinned = { handle: undefined };
+			let file: FileSystemFileHandle | undefined;
+			try {
+				const { dir, name } = await this.#parent(path);
+				file = await dir.getFileHandle(name);
+			} catch (error) {
+				if (!isDomError(error, "NotFoundError") && !isDomError(error, "TypeMismatchError")) {
+					throw opfsError(error, path);
+				}
+			}
+			try {
+				if (file) pinned.handle = await this.#openSync(file, LOCKED_FILE_TRIES);
+			} catch (error) {
+				if (!isDomError(error, "NoModificationAllowedError")) throw opfsError(error, path);
+				// Someone writes it without taking its lock (another program of this origin, or other lock names).
+				throw new SessionLockedError(
+					path,
+					undefined,
+					undefined,
+					"another tab or worker of this origin, which has it open",
+				);
+			}
+			this.#pinned.set(path, pinned);
+		});
+	}
+
+	async #unpin(path: string): Promise<void> {
+		await this.#serial([path], async () => {
+			this.#closeHandle(path);
+			this.#pinned.delete(path);
+		});
+	}
+
+	#closeHandle(path: string): void {
+		const pinned = this.#pinned.get(path);
+		pinned?.handle?.close();
+		if (pinned) pinned.handle = undefined;
+	}
+
+	/** After a file locked here was moved or replaced: keep a handle of the file there now (if there is one). */
+	async #reopen(path: string): Promise<void> {
+		const pinned = this.#pinned.get(path);
+		if (!pinned || pinned.handle) return;
+		try {
+			const { dir, name } = await this.#parent(path);
+			pinned.handle = await this.#openSync(await dir.getFileHandle(name), BUSY_TRIES);
+		} catch {
+			// No file there now, or not openable: the next append opens it (the Web Lock still guards it).
+		}
+	}
+
+	async #close(): Promise<void> {
+		if (this.#closed) return;
+		this.#closed = true;
+		await Promise.all(this.#tails.values());
+		for (const lock of [...this.#held.values()]) {
+			this.#held.delete(lock.owner.token);
+			await this.#locks.release(lock).catch(() => undefined);
+		}
+		for (const path of this.#pinned.keys()) this.#closeHandle(path);
+		this.#pinned.clear();
+	}
+}
+
+/**
+ * The names of an absolute path's directories and file, or `StorageError` (`io`) naming the path: a path
+ * with `.`, `..` or empty names is refused, not resolved, so it can never leave the storage's root.
+ */
+function segmentsOf(path: string): string[] {
+	if (typeof path !== "string" || !path.startsWith("/")) {
+		throw new StorageError("io", String(path), `io: ${String(path)}: an OPFS storage path must start with "/"`);
+	}
+	if (path === "/") return [];
+	const segments = path.slice(1).split("/");
+	if (segments.some((segment) => segment === "" || segment === "." || segment === "..")) {
+		throw new StorageError("io", path, `io: ${path}: a path may not have empty, "." or ".." names`);
+	}
+	return segments;
+}
+
+/** A temporary file written whole next to its target (see `temporaryName`) and flushed. */
+interface Temporary {
+	handle(): Promise<OpfsFileHandle>;
+	/** Best effort: a failure to remove it must not hide the failure being reported. */
+	remove(): Promise<void>;
+}
+
+async function writeTemporary(
+	dir: FileSystemDirectoryHandle,
+	name: string,
+	chunks: Iterable<Uint8Array>,
+): Promise<Temporary> {
+	const temporaryNameOf = temporaryName(name);
+	const temporary: Temporary = {
+		handle: async () => (await dir.getFileHandle(temporaryNameOf)) as OpfsFileHandle,
+		remove: () => dir.removeEntry(temporaryNameOf).catch(() => undefined),
+	};
+	try {
+		const file = (await dir.getFileHandle(temporaryNameOf, { create: true })) as OpfsFileHandle;
+		const handle = await file.createSyncAccessHandle();
+		try {
+			let at = 0;
+			for (const chunk of chunks) {
+				writeAll(handle, chunk, at, temporaryNameOf);
+				at += chunk.length;
+			}
+			handle.flush();
+		} finally {
+			handle.close();
+		}
+	} catch (error) {
+		await temporary.remove();
+		throw error;
+	}
+	return temporary;
+}
+
+function readAt(handle: SyncAccessHandle, start: number, end: number): Uint8Array {
+	const size = handle.getSize();
+	const from = Math.min(start, size);
+	const out = new Uint8Array(Math.max(0, Math.min(end, size) - from));
+	let done = 0;
+	while (done < out.length) {
+		const read = handle.read(out.subarray(done), { at: from + done });
+		if (read <= 0) break;
+		done += read;
+	}
+	return done === out.length ? out : out.slice(0, done);
+}
+
+function writeAll(handle: SyncAccessHandle, data: Uint8Array, at: number, path: string): void {
+	const written = handle.write(data, { at });
+	if (written !== data.length) {
+		throw new StorageError("io", path, `io: ${path}: wrote ${written} of ${data.length} bytes (out of quota?)`);
+	}
+}
+
+/**
+ * Run `attempt`, again after a short wait while another context has the file open for a moment
+ * (`NoModificationAllowedError`); the last failure is thrown.
+ */
+async function whileBusy<T>(attempt: () => Promise<T>, tries: number): Promise<T> {
+	for (let n = 1; ; n++) {
+		try {
+			return await attempt();
+		} catch (error) {
+			if (!isDomError(error, "NoModificationAllowedError") || n >= tries) throw error;
+			await new Promise((resolve) => setTimeout(resolve, Math.min(100, 5 * 2 ** n)));
+		}
+	}
+}
+
+/** What is at `name` in `dir`: a file, a directory, or nothing. */
+async function kindOf(dir: FileSystemDirectoryHandle, name: string): Promise<"file" | "directory" | undefined> {
+	try {
+		await dir.getFileHandle(name);
+		return "file";
+	} catch (error) {
+		if (isDomError(error, "TypeMismatchError")) return "directory";
+		if (isDomError(error, "NotFoundError")) return undefined;
+		throw error;
+	}
+}
+
+const existsError = (path: string) => new StorageError("exists", path, `exists: ${path}: the file already exists`);
+const isDirectoryError = (path: string) => new StorageError("io", path, `io: ${path}: is a directory`);
+
+function isDomError(error: unknown, name: string): boolean {
+	return typeof DOMException !== "undefined" && error instanceof DOMException && error.name === name;
+}
+
+/** What each DOMException of OPFS means for a path, in words. */
+const DOM_ERRORS: Record<string, string> = {
+	NoModificationAllowedError:
+		"another tab or worker of this origin has this file open (a sync access handle) or is moving it; only one may write it at a time",
+	TypeMismatchError: "a directory is where a file was expected, or a file where a directory was",
+	InvalidModificationError: "cannot be changed this way (a directory is in the way, or is not empty)",
+	QuotaExceededError: "the origin's storage quota is used up",
+	NotReadableError: "the file changed while it was read",
+	InvalidStateError: "the file's handle was closed",
+	SecurityError: "this context may not use the origin-private file system",
+};
+
+/** A failure of OPFS as a `StorageError` naming `path`; our own errors, and others (a chunk's), as they are. */
+function opfsError(error: unknown, path: string): unknown {
+	if (error instanceof StorageError || error instanceof SessionLockedError) return error;
+	if (isDomError(error, "NotFoundError")) {
+		return new StorageError("not-found", path, `not-found: ${path}: no such file or directory`, { cause: error });
+	}
+	if (typeof DOMException !== "undefined" && error instanceof DOMException) {
+		const words = DOM_ERRORS[error.name] ?? `${error.name}: ${error.message}`;
+		return new StorageError("io", path, `io: ${path}: ${words}`, { cause: error });
+	}
+	return error;
+}

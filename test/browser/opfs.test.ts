@@ -1,0 +1,396 @@
+/**
+ * The OPFS storage and the Web Locks writer locks, in Chromium. Sync access handles exist only in
+ * workers, so the storage runs in a module Worker (opfs/storage-worker.ts) and the page forwards each
+ * operation to it; the engine runs in an engine worker of its own (opfs/engine-worker.ts). Each test has
+ * a fresh OPFS directory, removed afterwards.
+ */
+import * as Comlink from "comlink";
+import { afterAll, describe, expect, it } from "vitest";
+import { createOpfsStorage } from "../../adapters/opfs.ts";
+import { createWebLocks, webLockName } from "../../adapters/web-locks.ts";
+import { startEngineWorker } from "../../adapters/worker.ts";
+import { registerTransferHandlers } from "../../adapters/worker-wire.ts";
+import { SessionLockedError, StorageError } from "../../src/errors.ts";
+import type { Storage, StorageOps } from "../../src/storage.ts";
+import { testStorage } from "../../src/testing.ts";
+import { type EngineFixture, engineConformance, type SuiteOptions } from "../conformance/engine-suite.ts";
+import { globCorpus } from "../support/corpus.ts";
+import { userMessage } from "../support/messages.ts";
+import type { StorageWorkerApi } from "./opfs/storage-worker.ts";
+
+registerTransferHandlers();
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+/** Every test's OPFS directory is under this one. */
+const TESTS_DIR = "/opfs-tests";
+const freshRoot = () => `${TESTS_DIR}/${crypto.randomUUID()}`;
+
+const workers: Worker[] = [];
+/** A new storage worker (the `new URL(…, import.meta.url)` pattern vitest needs for workers). */
+function storageWorker(): Comlink.Remote<StorageWorkerApi> {
+	const worker = new Worker(new URL("./opfs/storage-worker.ts", import.meta.url), { type: "module" });
+	workers.push(worker);
+	return Comlink.wrap<StorageWorkerApi>(worker);
+}
+
+/** The page's side of a storage in a worker: each operation is sent there (chunks as an array). */
+function forwarded(remote: Comlink.Remote<StorageWorkerApi>, id: number): Storage {
+	const call = <K extends keyof StorageOps>(op: K, ...args: unknown[]) =>
+		remote.call(id, op, args) as Promise<ReturnType<StorageOps[K]>>;
+	return {
+		readRange: (path, start, end) => call("readRange", path, start, end),
+		append: (path, data, durable) => call("append", path, data, durable),
+		createExclusive: async (path, chunks, durable) => call("createExclusive", path, Array.from(chunks), durable),
+		replace: async (path, chunks) => call("replace", path, Array.from(chunks)),
+		rename: (from, to) => call("rename", from, to),
+		link: (from, to) => call("link", from, to),
+		stat: (path) => call("stat", path),
+		list: (dir) => call("list", dir),
+		mkdir: (dir) => call("mkdir", dir),
+		remove: (path) => call("remove", path),
+	};
+}
+
+/** Remove an OPFS directory from the page; a moment's retry while a worker that just ended still has a file open. */
+async function removeOpfsDirectory(path: string): Promise<void> {
+	const names = path.split("/").filter((name) => name !== "");
+	const last = names.pop() as string;
+	for (let attempt = 1; ; attempt++) {
+		try {
+			let dir = await navigator.storage.getDirectory();
+			for (const name of names) dir = await dir.getDirectoryHandle(name);
+			await dir.removeEntry(last, { recursive: true });
+			return;
+		} catch (error) {
+			const name = (error as DOMException).name;
+			if (name === "NotFoundError") return;
+			if (name !== "NoModificationAllowedError" || attempt >= 20) throw error;
+			await new Promise((resolve) => setTimeout(resolve, 25));
+		}
+	}
+}
+
+/** The error a promise rejects with (fails the test when it fulfils). */
+async function rejection(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
+	try {
+		await promise;
+	} catch (error) {
+		return error as Error & Record<string, unknown>;
+	}
+	throw new Error("expected a rejection");
+}
+
+afterAll(async () => {
+	for (const worker of workers) worker.terminate();
+	await removeOpfsDirectory(TESTS_DIR);
+});
+
+const shared = storageWorker();
+const t = { describe, it, expect };
+
+testStorage(
+	"opfs (Chromium, in a module Worker)",
+	async () => {
+		const id = await shared.open(freshRoot());
+		return { storage: forwarded(shared, id), root: "/work", cleanup: () => shared.close(id) };
+	},
+	t,
+);
+
+// As test/browser/conformance.test.ts: the generated files, and the corpus beside the repository if it is there.
+const fixtures = import.meta.glob<string>("../fixtures/sessions/*.jsonl", { query: "?raw", import: "default" });
+const corpusFiles = import.meta.glob<string>("../../../shared/corpus/*.jsonl", { query: "?raw", import: "default" });
+const suiteOptions: SuiteOptions = {
+	fixture: async (name) => {
+		const load = fixtures[`../fixtures/sessions/${name}`];
+		if (!load) throw new Error(`no generated session file ${name}`);
+		return encoder.encode(await load());
+	},
+	corpus: globCorpus(corpusFiles, "../shared/corpus (beside the repository)"),
+	describeSkip: describe.skip,
+};
+
+/** An engine worker on OPFS under `root` (the worker's name tells it the root). */
+function engineWorker(root: string): Worker {
+	const worker = new Worker(new URL("./opfs/engine-worker.ts", import.meta.url), { type: "module", name: root });
+	workers.push(worker);
+	return worker;
+}
+
+engineConformance(
+	"opfs, module Worker (Chromium)",
+	async (): Promise<EngineFixture> => {
+		const root = freshRoot();
+		const { engine, terminate } = await startEngineWorker({ storage: "opfs", worker: engineWorker(root) });
+		return {
+			engine,
+			root: "/work",
+			cleanup: async () => {
+				await terminate();
+				await removeOpfsDirectory(root);
+			},
+		};
+	},
+	t,
+	suiteOptions,
+);
+
+describe("opfs storage", () => {
+	it("rejects on the page, saying it must run in a dedicated worker", async () => {
+		const error = await rejection(createOpfsStorage({ root: freshRoot() }));
+		expect(error).toBeInstanceOf(StorageError);
+		expect(error.code).toBe("unsupported");
+		expect(error.message).toMatch(/must run in a dedicated worker/);
+	});
+
+	it("refuses paths with empty, '.' or '..' names, or that are not absolute, naming them, and creates nothing", async () => {
+		const id = await shared.open(freshRoot());
+		const storage = forwarded(shared, id);
+		try {
+			const bad = ["", "relative/a.jsonl", "/a/../b", "/a/./b", "/a//b", "/a/", "/..", "/."];
+			for (const path of bad) {
+				const calls: (() => Promise<unknown>)[] = [
+					() => storage.readRange(path, 0, 1),
+					() => storage.append(path, encoder.encode("x"), false),
+					() => storage.createExclusive(path, [encoder.encode("x")], false),
+					() => storage.replace(path, [encoder.encode("x")]),
+					() => storage.rename(path, "/ok"),
+					() => storage.rename("/ok", path),
+					() => storage.link("/ok", path),
+					() => storage.stat(path),
+					() => storage.list(path),
+					() => storage.mkdir(path),
+					() => storage.remove(path),
+					() => shared.acquire(id, path),
+				];
+				for (const call of calls) {
+					const error = await rejection(call());
+					expect([error instanceof StorageError, error.code, error.path]).toEqual([true, "io", path]);
+					expect(error.message).toContain(path === "" ? 'must start with "/"' : path);
+				}
+			}
+			expect(await storage.list("/")).toEqual([]);
+		} finally {
+			await shared.close(id);
+		}
+	});
+
+	it("an append costs the same OPFS calls on a 100 MiB file as on a 1 KiB one, and reads nothing", async () => {
+		const { locked, unlocked } = await storageWorker().appendCost(freshRoot());
+		const line = encoder.encode('{"type":"custom","n":1}\n').length;
+		expect(locked.big).toEqual(locked.small);
+		expect(unlocked.big).toEqual(unlocked.small);
+		// With the lock held the handle is kept: each append is its size and a write at the end (a flush when durable).
+		expect(locked.small).toEqual({
+			calls: {
+				"FileSystemSyncAccessHandle.getSize": 10,
+				"FileSystemSyncAccessHandle.write": 10,
+				"FileSystemSyncAccessHandle.flush": 5,
+			},
+			bytesRead: 0,
+			bytesWritten: 10 * line,
+		});
+		// Without it each append opens the file for itself, and closes it: still nothing that depends on its size.
+		expect(unlocked.small.calls["FileSystemFileHandle.createSyncAccessHandle"]).toBe(10);
+		expect(unlocked.small.calls["FileSystemSyncAccessHandle.close"]).toBe(10);
+		expect([unlocked.small.bytesRead, unlocked.small.bytesWritten]).toEqual([0, 10 * line]);
+	});
+
+	it("a file another worker has open for writing can be read there, and changing it is refused clearly", async () => {
+		const root = freshRoot();
+		const writer = storageWorker();
+		const writerId = await writer.open(root);
+		const readerId = await shared.open(root);
+		const reader = forwarded(shared, readerId);
+		try {
+			await writer.call(writerId, "createExclusive", ["/s.jsonl", [encoder.encode("one\n")], false]);
+			await writer.acquire(writerId, "/s.jsonl");
+			await writer.call(writerId, "append", ["/s.jsonl", encoder.encode("two\n"), false]);
+			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 100))).toBe("one\ntwo\n");
+			expect((await reader.stat("/s.jsonl"))?.size).toBe(8);
+			for (const change of [
+				() => reader.append("/s.jsonl", encoder.encode("no\n"), false),
+				() => reader.replace("/s.jsonl", [encoder.encode("no\n")]),
+				() => reader.remove("/s.jsonl"),
+				() => reader.rename("/s.jsonl", "/t.jsonl"),
+			]) {
+				const error = await rejection(change());
+				expect([error instanceof StorageError, error.code]).toEqual([true, "io"]);
+				expect(error.message).toContain("another tab or worker of this origin has this file open");
+			}
+			await writer.release(writerId, "/s.jsonl");
+			await reader.append("/s.jsonl", encoder.encode("three\n"), false);
+			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 100))).toBe("one\ntwo\nthree\n");
+		} finally {
+			await writer.close(writerId);
+			await shared.close(readerId);
+		}
+	});
+
+	it("a file created or replaced is never seen partly written by another worker", async () => {
+		const root = freshRoot();
+		const writer = storageWorker();
+		const writerId = await writer.open(root);
+		const readerId = await shared.open(root);
+		try {
+			const versions = [0, 1, 2, 3].map((n) => new Uint8Array((n + 1) * (512 << 10)).fill(0x61 + n));
+			const watched = shared.watch(readerId, "/f", versions);
+			const chunked = (bytes: Uint8Array) => [
+				bytes.subarray(0, 1000),
+				bytes.subarray(1000, 300_000),
+				bytes.subarray(300_000),
+			];
+			await writer.call(writerId, "createExclusive", ["/f", chunked(versions[0] as Uint8Array), false]);
+			for (let round = 0; round < 12; round++) {
+				await writer.call(writerId, "replace", ["/f", chunked(versions[(round % 3) + 1] as Uint8Array)]);
+			}
+			await shared.stopWatching();
+			const seen = await watched;
+			expect([seen.torn, seen.vanished]).toEqual([[], 0]);
+			expect(seen.reads + seen.missing).toBeGreaterThan(0);
+		} finally {
+			await writer.close(writerId);
+			await shared.close(readerId);
+		}
+	});
+});
+
+describe("web locks", () => {
+	it("a second acquire of a path is refused at once while the first is held, and granted after release", async () => {
+		const prefix = `test-${crypto.randomUUID()}:`;
+		const opened: string[] = [];
+		const locks = createWebLocks({
+			prefix,
+			onAcquire: (path) => void opened.push(`open ${path}`),
+			onRelease: (path) => void opened.push(`close ${path}`),
+		});
+		const first = await locks.acquire("/a.jsonl");
+		const refused = await rejection(locks.acquire("/a.jsonl"));
+		expect(refused).toBeInstanceOf(SessionLockedError);
+		expect([refused.path, (refused.owner as { token: string }).token]).toEqual(["/a.jsonl", first.owner.token]);
+		expect(refused.message).toContain("this tab or worker");
+		expect(await locks.owner("/a.jsonl")).toEqual(first.owner);
+		const other = await locks.acquire("/b.jsonl"); // locks of different files are independent
+		await locks.release(first);
+		expect(await locks.owner("/a.jsonl")).toBe(undefined);
+		const second = await locks.acquire("/a.jsonl");
+		expect(second.owner.token === first.owner.token).toBe(false);
+		await locks.release(first); // not ours any more: nothing happens
+		expect(await locks.owner("/a.jsonl")).toEqual(second.owner);
+		await locks.release(second);
+		await locks.release(other);
+		expect(opened).toEqual([
+			"open /a.jsonl",
+			"open /b.jsonl",
+			"close /a.jsonl",
+			"open /a.jsonl",
+			"close /a.jsonl",
+			"close /b.jsonl",
+		]);
+		const { held = [] } = await navigator.locks.query();
+		expect(held.filter((lock) => lock.name?.includes(prefix))).toEqual([]);
+	});
+
+	it("a failing onAcquire lets go of the lock, and acquire throws its error", async () => {
+		const prefix = `test-${crypto.randomUUID()}:`;
+		const failing = createWebLocks({
+			prefix,
+			onAcquire: () => {
+				throw new Error("no handle");
+			},
+		});
+		expect((await rejection(failing.acquire("/a.jsonl"))).message).toBe("no handle");
+		const locks = createWebLocks({ prefix });
+		await locks.release(await locks.acquire("/a.jsonl"));
+	});
+
+	it("a lock held by another worker is refused naming it, with its owner, until that worker lets go", async () => {
+		const root = freshRoot();
+		const holder = storageWorker();
+		const holderId = await holder.open(root, "the editor tab");
+		const otherId = await shared.open(root);
+		try {
+			const owner = await holder.acquire(holderId, "/s.jsonl");
+			const refused = await rejection(shared.acquire(otherId, "/s.jsonl"));
+			expect(refused).toBeInstanceOf(SessionLockedError);
+			expect(refused.owner).toEqual(owner);
+			expect(refused.message).toContain("the editor tab, another tab or worker of this origin");
+			expect(await shared.owner(otherId, "/s.jsonl")).toEqual(owner);
+			await holder.release(holderId, "/s.jsonl");
+			expect(await shared.owner(otherId, "/s.jsonl")).toBe(undefined);
+			await shared.acquire(otherId, "/s.jsonl");
+			await shared.release(otherId, "/s.jsonl");
+		} finally {
+			await holder.close(holderId);
+			await shared.close(otherId);
+		}
+	});
+
+	it("a lock let go in one worker is free and taken at once in another, round after round", async () => {
+		const root = freshRoot();
+		const first = storageWorker();
+		const firstId = await first.open(root);
+		const secondId = await shared.open(root);
+		try {
+			const outcomes: string[] = [];
+			for (let round = 0; round < 300; round++) {
+				const [holder, holderId, next, nextId] =
+					round % 2 === 0 ? [first, firstId, shared, secondId] : [shared, secondId, first, firstId];
+				await holder.acquire(holderId, "/s.jsonl");
+				await holder.release(holderId, "/s.jsonl");
+				const owner = await next.owner(nextId, "/s.jsonl");
+				const taken = await next.acquire(nextId, "/s.jsonl").then(
+					() => "taken",
+					(error: Error) => error.name,
+				);
+				if (taken === "taken") await next.release(nextId, "/s.jsonl");
+				outcomes.push(`${owner === undefined ? "free" : "still held"}, ${taken}`);
+			}
+			expect(new Set(outcomes)).toEqual(new Set(["free, taken"]));
+		} finally {
+			await first.close(firstId);
+			await shared.close(secondId);
+		}
+	});
+});
+
+describe("two engines in two workers on one OPFS session", () => {
+	it("the second is refused the writer lock, reads read-only, and writes once the first worker is gone", async () => {
+		const root = freshRoot();
+		const firstWorker = engineWorker(root);
+		const first = await startEngineWorker({ storage: "opfs", worker: firstWorker });
+		const second = await startEngineWorker({ storage: "opfs", worker: engineWorker(root) });
+		try {
+			const created = await first.engine.create({ cwd: "/p" });
+			const path = created.path as string;
+			await first.engine.appendMessage(created.handle, userMessage("from the first", 1));
+			const refused = await rejection(second.engine.open(path));
+			expect(refused).toBeInstanceOf(SessionLockedError);
+			expect([refused.path, typeof (refused.owner as { token?: unknown }).token]).toEqual([path, "string"]);
+			expect(refused.message).toContain("another tab or worker of this origin");
+			const reader = await second.engine.open(path, { readOnly: true });
+			expect((await second.engine.getContext(reader.handle)).messages).toEqual([userMessage("from the first", 1)]);
+			await second.engine.close(reader.handle);
+			// Ended without closing its session: the browser lets go of its lock and its file.
+			firstWorker.terminate();
+			await navigator.locks.request(webLockName(`${root}${path}`), async () => undefined);
+			const writer = await second.engine.open(path);
+			await second.engine.appendMessage(writer.handle, userMessage("from the second", 2));
+			await second.engine.close(writer.handle);
+			const lines = decoder
+				.decode(await second.engine.exportSessionFile(path))
+				.trim()
+				.split("\n");
+			expect(lines.map((line) => JSON.parse(line).message?.content).slice(-2)).toEqual([
+				"from the first",
+				"from the second",
+			]);
+		} finally {
+			// Not `first.terminate()`: its worker was ended under it, which the client cannot tell (no event), so
+			// its closing call would wait for ever.
+			await second.terminate();
+			await removeOpfsDirectory(root);
+		}
+	});
+});

@@ -1,0 +1,148 @@
+/**
+ * A module Worker serving OPFS storages to the page (sync access handles exist only in workers): the page
+ * forwards each storage operation here (`call`), takes and lets go of writer locks, and runs the checks
+ * that must happen inside a worker (`appendCost`, `watch`).
+ * @module
+ */
+import * as Comlink from "comlink";
+import { createOpfsStorage, type OpfsStorage } from "../../../adapters/opfs.ts";
+import { registerTransferHandlers } from "../../../adapters/worker-wire.ts";
+import type { StorageOps } from "../../../src/storage.ts";
+import type { HeldLock, LockOwner } from "../../../src/writer-lock.ts";
+import { type OpCount, traceOpfs } from "./trace.ts";
+
+registerTransferHandlers();
+
+const storages = new Map<number, { storage: OpfsStorage; root: string }>();
+const locks = new Map<string, HeldLock>();
+let nextId = 0;
+let watching: { stop: boolean } | undefined;
+
+function storageOf(id: number): OpfsStorage {
+	const entry = storages.get(id);
+	if (!entry) throw new Error(`no storage ${id} in this worker`);
+	return entry.storage;
+}
+
+/** What a reader saw of a file while it was being written: each read, as the index of the version it equals. */
+export interface Watched {
+	reads: number;
+	/** Reads that found no file yet. */
+	missing: number;
+	/** Reads that found no file after it had been there (should be none: a replace never removes it). */
+	vanished: number;
+	/** Reads and sizes that were none of the versions (should be none). */
+	torn: string[];
+}
+
+const api = {
+	async open(root: string, label?: string): Promise<number> {
+		const id = ++nextId;
+		storages.set(id, { storage: await createOpfsStorage({ root, label }), root });
+		return id;
+	},
+	call(id: number, op: keyof StorageOps, args: unknown[]): Promise<unknown> {
+		const storage = storageOf(id);
+		return (storage[op] as (...a: unknown[]) => Promise<unknown>)(...args);
+	},
+	async acquire(id: number, path: string): Promise<LockOwner> {
+		const lock = await storageOf(id).locks.acquire(path);
+		locks.set(`${id}:${path}`, lock);
+		return lock.owner;
+	},
+	async release(id: number, path: string): Promise<void> {
+		const lock = locks.get(`${id}:${path}`);
+		if (!lock) throw new Error(`storage ${id} holds no lock of ${path}`);
+		locks.delete(`${id}:${path}`);
+		await storageOf(id).locks.release(lock);
+	},
+	owner: (id: number, path: string): Promise<LockOwner | undefined> => storageOf(id).locks.owner(path),
+	/** Close the storage and remove its root directory from OPFS. */
+	async close(id: number): Promise<void> {
+		const entry = storages.get(id);
+		if (!entry) return;
+		storages.delete(id);
+		await entry.storage.close();
+		await removeOpfsDirectory(entry.root);
+	},
+	/**
+	 * Ten appends to a 1 KiB file and ten to a 100 MiB file, with their writer locks held here and without:
+	 * the OPFS calls each made, counted (`trace.ts`).
+	 */
+	async appendCost(root: string): Promise<Record<"locked" | "unlocked", Record<"small" | "big", OpCount>>> {
+		const storage = await createOpfsStorage({ root });
+		try {
+			const mib = new Uint8Array(1 << 20).fill(0x61);
+			await storage.createExclusive("/small.jsonl", [mib.subarray(0, 1024)], false);
+			await storage.createExclusive(
+				"/big.jsonl",
+				Array.from({ length: 100 }, () => mib),
+				false,
+			);
+			const line = new TextEncoder().encode('{"type":"custom","n":1}\n');
+			const tenAppends = (path: string) =>
+				traceOpfs(async () => {
+					for (let i = 0; i < 10; i++) await storage.append(path, line, i % 2 === 0);
+				});
+			const small = await storage.locks.acquire("/small.jsonl");
+			const big = await storage.locks.acquire("/big.jsonl");
+			const locked = { small: await tenAppends("/small.jsonl"), big: await tenAppends("/big.jsonl") };
+			await storage.locks.release(small);
+			await storage.locks.release(big);
+			const unlocked = { small: await tenAppends("/small.jsonl"), big: await tenAppends("/big.jsonl") };
+			return { locked, unlocked };
+		} finally {
+			await storage.close();
+			await removeOpfsDirectory(root);
+		}
+	},
+	/** Read `path` again and again until `stopWatching`, checking each read is one of `versions`, whole. */
+	async watch(id: number, path: string, versions: Uint8Array[]): Promise<Watched> {
+		const storage = storageOf(id);
+		const state = { stop: false };
+		watching = state;
+		const seen: Watched = { reads: 0, missing: 0, vanished: 0, torn: [] };
+		const sizes = new Set(versions.map((version) => version.length));
+		while (!state.stop) {
+			const stat = await storage.stat(path);
+			if (stat && !sizes.has(stat.size)) seen.torn.push(`stat: size ${stat.size}`);
+			try {
+				const bytes = await storage.readRange(path, 0, 1 << 30);
+				seen.reads++;
+				if (!versions.some((version) => sameBytes(bytes, version))) seen.torn.push(`read: ${bytes.length} bytes`);
+			} catch (error) {
+				if ((error as { code?: string }).code !== "not-found") throw error;
+				if (seen.reads > 0) seen.vanished++;
+				else seen.missing++;
+			}
+		}
+		return seen;
+	},
+	stopWatching(): void {
+		if (watching) watching.stop = true;
+	},
+};
+
+export type StorageWorkerApi = typeof api;
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+	if (a.length !== b.length) return false;
+	for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+	return true;
+}
+
+/** Remove an OPFS directory and everything in it (a test's root); nothing happens when it is not there. */
+export async function removeOpfsDirectory(path: string): Promise<void> {
+	const names = path.split("/").filter((name) => name !== "");
+	const last = names.pop();
+	if (last === undefined) throw new Error("refusing to remove the OPFS root");
+	let dir = await navigator.storage.getDirectory();
+	try {
+		for (const name of names) dir = await dir.getDirectoryHandle(name);
+		await dir.removeEntry(last, { recursive: true });
+	} catch (error) {
+		if ((error as DOMException).name !== "NotFoundError") throw error;
+	}
+}
+
+Comlink.expose(api);
