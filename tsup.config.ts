@@ -35,8 +35,11 @@ async function buildBrowserWorker(): Promise<void> {
 	});
 	const [output] = result.outputFiles;
 	if (!output) throw new Error("esbuild wrote no browser worker");
-	await writeFile("dist/worker-entry.browser.js", output.text);
-	await writeFile("dist/worker-inline.js", `export const workerSource = ${JSON.stringify(output.text)};\n`);
+	// Minifying drops comments: mark again the imports of Node's modules (never reached in a browser, and
+	// by specifiers bundlers cannot follow), so that a dev server does not warn about each of them.
+	const text = output.text.replace(/\bimport\((?=[\w$])/g, "import(/* @vite-ignore */");
+	await writeFile("dist/worker-entry.browser.js", text);
+	await writeFile("dist/worker-inline.js", `export const workerSource = ${JSON.stringify(text)};\n`);
 	await rm("dist/worker-inline.js.map", { force: true });
 }
 

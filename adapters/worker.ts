@@ -13,7 +13,22 @@
  * await terminate();
  * @module
  */
-export { UnreadableMessageError } from "../src/errors.ts";
+// The errors a call may reject with: the client rebuilds them as these classes (`instanceof` works), so a
+// page catches them without loading the package root.
+export {
+	EntryNotFoundError,
+	HeaderTooLongError,
+	InvalidContextEditError,
+	InvalidSessionPathError,
+	SessionClosedError,
+	SessionFormatError,
+	SessionLockedError,
+	SessionNotFoundError,
+	SessionReadOnlyError,
+	StorageError,
+	UnknownSessionError,
+	UnreadableMessageError,
+} from "../src/errors.ts";
 export {
 	type EngineWorker,
 	EngineWorkerError,

@@ -36,6 +36,16 @@ export function lockPathOf(path: string): string {
 
 /** The owner written in a lock file; null when there is none or it cannot be read. */
 export function* readOwner(lockPath: string): Task<LockOwner | null> {
+	const found = yield* readLock(lockPath);
+	return found === "unreadable" ? null : found;
+}
+
+/**
+ * What a lock file holds: its owner, `"unreadable"` when it holds none that can be read (a file left empty
+ * by a crash, or damaged), or null when there is no file. A missing file and an unreadable one must not be
+ * taken for each other: a lock judged unreadable and stale may be removed, a missing one is never "still it".
+ */
+function* readLock(lockPath: string): Task<LockOwner | "unreadable" | null> {
 	let bytes: Uint8Array;
 	try {
 		bytes = yield* io("readRange", lockPath, 0, 4096);
@@ -50,15 +60,15 @@ export function* readOwner(lockPath: string): Task<LockOwner | null> {
 			typeof owner.host === "string" &&
 			typeof owner.startedAt === "number" &&
 			typeof owner.token === "string";
-		return valid ? owner : null;
+		return valid ? owner : "unreadable";
 	} catch {
-		return null;
+		return "unreadable";
 	}
 }
 
-/** Same holder (or both unreadable). */
-function sameOwner(a: LockOwner | null, b: LockOwner | null): boolean {
-	return a?.token === b?.token;
+/** The same lock file as judged before: the same holder, or unreadable both times. */
+function sameLock(a: LockOwner | "unreadable", b: LockOwner | "unreadable"): boolean {
+	return a === "unreadable" || b === "unreadable" ? a === b : a.token === b.token;
 }
 
 function* isYoung(path: string): Task<boolean> {
@@ -92,12 +102,13 @@ export function* acquireLock(path: string, identity: LockIdentity): Task<HeldLoc
 			// is whole or nothing. A lock file there now is someone else's, and must be left alone.
 			if (!isStorageError(error, "exists")) throw error;
 		}
-		const current = yield* readOwner(lockPath);
-		if (current && identity.isLockOwnerAlive(current)) {
+		const current = yield* readLock(lockPath);
+		if (current === null) continue; // released meanwhile: try again
+		if (current !== "unreadable" && identity.isLockOwnerAlive(current)) {
 			throw new SessionLockedError(path, current, undefined, identity.describeOwner?.(current));
 		}
 		// An unreadable lock file may be one that is being written right now.
-		if (!current && (yield* isYoung(lockPath))) throw new SessionLockedError(path, undefined);
+		if (current === "unreadable" && (yield* isYoung(lockPath))) throw new SessionLockedError(path, undefined);
 		yield* removeStaleLock(path, lockPath, current, content);
 	}
 	throw new SessionLockedError(path, undefined);
@@ -107,7 +118,7 @@ export function* acquireLock(path: string, identity: LockIdentity): Task<HeldLoc
 function* removeStaleLock(
 	path: string,
 	lockPath: string,
-	stale: LockOwner | null,
+	stale: LockOwner | "unreadable",
 	guardContent: Uint8Array,
 ): Task<void> {
 	const guard = `${lockPath}.takeover`;
@@ -115,13 +126,17 @@ function* removeStaleLock(
 		yield* io("createExclusive", guard, [guardContent], false);
 	} catch (error) {
 		if (!isStorageError(error, "exists")) throw error;
-		// Another taker is at work; only a guard left behind by a crashed taker is cleared.
-		if (yield* isYoung(guard)) throw new SessionLockedError(path, undefined);
+		// Another taker is at work; only a guard left behind by a crashed taker is cleared (one that is gone
+		// by now was another taker's, done: nothing to clear, and its successor's must not be removed).
+		const stat = yield* io("stat", guard);
+		if (!stat) return;
+		if (Date.now() - stat.mtimeMs < UNREADABLE_LOCK_GRACE_MS) throw new SessionLockedError(path, undefined);
 		yield* io("remove", guard);
 		return;
 	}
 	try {
-		if (sameOwner(yield* readOwner(lockPath), stale)) yield* io("remove", lockPath);
+		const now = yield* readLock(lockPath);
+		if (now !== null && sameLock(now, stale)) yield* io("remove", lockPath);
 	} finally {
 		yield* io("remove", guard);
 	}

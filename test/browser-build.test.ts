@@ -46,6 +46,13 @@ describe("the build for browsers", () => {
 		expect(result.errors).toEqual([]);
 	});
 
+	it("its imports by computed specifier (Node's modules, never reached in a browser) are marked for Vite", () => {
+		const text = readFileSync(`${dist}worker-entry.browser.js`, "utf8");
+		const computed = [...text.matchAll(/\bimport\((?!["'`])/g)];
+		expect(computed.length).toBeGreaterThan(0);
+		expect([...text.matchAll(/\bimport\((?!["'`]|\/\* @vite-ignore \*\/)/g)]).toEqual([]);
+	});
+
 	it("the client reaches only files of the package, Comlink inside", async () => {
 		const modules = await modulesOf("worker.js");
 		expect(modules.filter((path) => !path.startsWith("dist/"))).toEqual([]);

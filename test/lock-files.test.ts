@@ -11,8 +11,10 @@ import { type FsPromisesLike, fsPromisesStorage } from "../adapters/fs-promises.
 import { createNodeLocks, nodeLockIdentity } from "../adapters/node.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import { SessionLockedError, type Storage, type WriterLocks } from "../src/index.ts";
-import { lockFiles, realmLockIdentity } from "../src/lock-files.ts";
+import { acquireLock, lockFiles, realmLockIdentity } from "../src/lock-files.ts";
 import { markThreadDead } from "../src/lock-threads.ts";
+import type { Effect, Task } from "../src/storage.ts";
+import type { HeldLock, LockOwner } from "../src/writer-lock.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -118,7 +120,87 @@ describe("a stale lock file that is still empty", () => {
 		}
 		expect(locks).toBeDefined();
 	});
+
+	it("two takers in the worst interleaving: the one who finds the stale lock gone removes nothing", async () => {
+		// The interleaving that once gave two winners: B, holding the takeover guard after A, reads the lock
+		// file while it is missing (A removed the stale one and has not yet made its own), and A's new lock
+		// must not be taken for the stale one B judged (missing is not "still unreadable").
+		const storage: Storage = await createMemoryStorage();
+		await storage.mkdir("/s");
+		await storage.createExclusive("/s/a.jsonl.lock", [], false);
+		const stat = storage.stat.bind(storage);
+		const aged: Storage = {
+			...storage,
+			stat: async (p) => {
+				const found = await stat(p);
+				return found && p.endsWith(".lock") ? { ...found, mtimeMs: found.mtimeMs - 60_000 } : found;
+			},
+		};
+		const a = new Stepper(acquireLock("/s/a.jsonl", realmLockIdentity), aged);
+		const b = new Stepper(acquireLock("/s/a.jsonl", realmLockIdentity), aged);
+		// Each finds the lock taken, unreadable and old.
+		await a.steps(3);
+		await b.steps(3);
+		// A takes the guard, finds the same unreadable lock, removes it, lets go of the guard.
+		await a.steps(4);
+		// B takes the guard and reads the lock file: missing now.
+		await b.steps(2);
+		// A makes its lock.
+		await a.steps(1);
+		await b.finish();
+		await a.finish();
+		expect(a.outcome).toMatchObject({ done: true, value: { path: "/s/a.jsonl" } });
+		expect(b.outcome).toMatchObject({ done: false });
+		expect((b.outcome as { error: unknown }).error).toBeInstanceOf(SessionLockedError);
+		expect(await readOwnerOf(storage, "/s/a.jsonl.lock")).toBe((a.outcome as { value: HeldLock }).value.owner.token);
+	});
 });
+
+/** A task driven one storage operation at a time, so a test can interleave two of them exactly. */
+class Stepper<T> {
+	readonly #task: Task<T>;
+	readonly #storage: Storage;
+	#step: IteratorResult<Effect, T>;
+	outcome: { done: true; value: T } | { done: false; error: unknown } | undefined;
+
+	constructor(task: Task<T>, storage: Storage) {
+		this.#task = task;
+		this.#storage = storage;
+		this.#step = task.next();
+	}
+
+	/** Perform the next `count` operations (fewer if the task ends first). */
+	async steps(count: number): Promise<void> {
+		for (let n = 0; n < count && !this.outcome; n++) {
+			if (this.#step.done) {
+				this.outcome = { done: true, value: this.#step.value };
+				return;
+			}
+			const { op, args } = this.#step.value;
+			try {
+				const result = await (this.#storage[op] as (...a: unknown[]) => Promise<unknown>)(...args);
+				this.#step = this.#task.next(result);
+			} catch (error) {
+				try {
+					this.#step = this.#task.throw(error);
+				} catch (thrown) {
+					this.outcome = { done: false, error: thrown };
+					return;
+				}
+			}
+			if (this.#step.done) this.outcome = { done: true, value: this.#step.value };
+		}
+	}
+
+	async finish(): Promise<void> {
+		while (!this.outcome) await this.steps(1);
+	}
+}
+
+async function readOwnerOf(storage: Storage, lockPath: string): Promise<string> {
+	const bytes = await storage.readRange(lockPath, 0, 4096);
+	return (JSON.parse(new TextDecoder().decode(bytes)) as LockOwner).token;
+}
 
 describe("locks of another thread of this process", () => {
 	it("are alive while that thread may run, and stale once it is known to have died", () => {

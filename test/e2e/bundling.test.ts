@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build as esbuild } from "esbuild";
 import type { Browser } from "playwright";
-import { build, createServer, preview } from "vite";
+import { build, createLogger, createServer, preview } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium.ts";
 import { stagePackage } from "../support/stage-package.ts";
@@ -74,11 +74,16 @@ async function serveStatic(dir: string, appType: "spa" | "mpa" = "spa"): Promise
 const worked = { ok: true, messages: 2, reopened: null };
 
 describe("an app importing pi-session-tree/worker, with no bundler configuration", () => {
-	it("runs from a Vite dev server (the package pre-bundled by Vite's optimizer)", async () => {
+	it("runs from a Vite dev server (the package pre-bundled by Vite's optimizer), which has nothing to warn about", async () => {
+		const warnings: string[] = [];
+		const customLogger = createLogger("warn");
+		customLogger.warn = (message) => warnings.push(message);
+		customLogger.warnOnce = (message) => warnings.push(message);
+		customLogger.error = (message) => warnings.push(message);
 		const server = await createServer({
 			root: project,
 			configFile: false,
-			logLevel: "silent",
+			customLogger,
 			server: { port: 0, host: "127.0.0.1" },
 		});
 		closers.push(() => server.close());
@@ -89,6 +94,7 @@ describe("an app importing pi-session-tree/worker, with no bundler configuration
 		expect(workers).toEqual([
 			expect.stringMatching(/\/node_modules\/pi-session-tree\/dist\/worker-entry\.browser\.js/),
 		]);
+		expect(warnings).toEqual([]);
 	});
 
 	it("runs from a `vite build` (the worker bundled by Vite as a worker)", async () => {
