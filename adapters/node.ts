@@ -7,6 +7,7 @@
  * const storage = createNodeStorage();
  * @module
  */
+import { randomUuid } from "../src/ids.ts";
 import * as fs from "node:fs";
 import { homedir, hostname } from "node:os";
 import { resolve as resolvePath } from "node:path";
@@ -67,7 +68,7 @@ export const nodeLockIdentity: LockIdentity = {
 			pid: process.pid,
 			host: hostname(),
 			startedAt: processStartedAt,
-			token: crypto.randomUUID(),
+			token: randomUuid(),
 		};
 		if (thisThread !== undefined) owner.thread = thisThread;
 		return owner;

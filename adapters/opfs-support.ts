@@ -45,10 +45,12 @@ export interface Temporary {
 	remove(): Promise<void>;
 }
 
+/** Write `chunks` as a temporary file next to `path` (whose last name is `name` in `dir`). */
 export async function writeTemporary(
 	dir: FileSystemDirectoryHandle,
 	name: string,
 	chunks: Iterable<Uint8Array>,
+	path: string,
 ): Promise<Temporary> {
 	const temporaryNameOf = temporaryName(name);
 	const temporary: Temporary = {
@@ -57,11 +59,11 @@ export async function writeTemporary(
 	};
 	try {
 		const file = (await dir.getFileHandle(temporaryNameOf, { create: true })) as OpfsFileHandle;
-		const handle = await file.createSyncAccessHandle();
+		const handle = await openSyncHandle(file, path);
 		try {
 			let at = 0;
 			for (const chunk of chunks) {
-				writeAll(handle, chunk, at, temporaryNameOf);
+				writeAll(handle, chunk, at, path);
 				at += chunk.length;
 			}
 			handle.flush();
@@ -86,6 +88,24 @@ export function readAt(handle: SyncAccessHandle, start: number, end: number): Ui
 		done += read;
 	}
 	return done === out.length ? out : out.slice(0, done);
+}
+
+/**
+ * A sync access handle of `file`, checked to be the synchronous kind: browsers that first shipped OPFS
+ * (Safari 15.2 to 16) made its `getSize`, `flush` and `close` asynchronous, and writing at a promise's
+ * offset would overwrite the start of a session. Those are refused (`unsupported`) instead.
+ */
+export async function openSyncHandle(file: FileSystemFileHandle, path: string): Promise<SyncAccessHandle> {
+	const handle = await (file as OpfsFileHandle).createSyncAccessHandle();
+	const size: unknown = handle.getSize();
+	if (typeof size === "number") return handle;
+	await Promise.resolve(size).catch(() => undefined);
+	await (handle.close() as unknown as Promise<void> | undefined);
+	throw new StorageError(
+		"unsupported",
+		path,
+		`unsupported: ${path}: this browser's sync access handles are asynchronous (an early OPFS); the OPFS storage needs synchronous ones`,
+	);
 }
 
 export function writeAll(handle: SyncAccessHandle, data: Uint8Array, at: number, path: string): void {

@@ -18,8 +18,9 @@
  *   read is retried on a fresh `File`.
  * - `FileSystemFileHandle.move()` replaces an existing file in one step (readers see the old file or the
  *   new one); over a directory it fails (`InvalidModificationError`).
- * - `lastModified` stays at the file's creation, however it is written: `stat` reports the later of that
- *   and this storage's last append to the file.
+ * - In a private (incognito) profile, whose OPFS is kept in memory, `lastModified` stays at the file's
+ *   creation however it is written (a persistent profile updates it): `stat` reports the later of that and
+ *   this storage's last append to the file, so within one storage the most recent session is right.
  * - When a worker ends, the browser closes its sync access handles and releases its Web Locks.
  * @example
  * // inside a module Worker
@@ -37,6 +38,7 @@ import {
 	isDomError,
 	kindOf,
 	type OpfsFileHandle,
+	openSyncHandle,
 	opfsError,
 	readAt,
 	type SyncAccessHandle,
@@ -85,9 +87,18 @@ export async function createOpfsStorage(options: OpfsStorageOptions = {}): Promi
 			`unsupported: ${root}: the OPFS storage must run in a dedicated worker (FileSystemSyncAccessHandle exists only there)`,
 		);
 	}
+	if (globalThis.isSecureContext === false) {
+		throw new StorageError(
+			"unsupported",
+			root,
+			`unsupported: ${root}: the origin-private file system needs a secure context (https, or http on localhost)`,
+		);
+	}
 	const segments = segmentsOf(root);
-	let directory = await navigator.storage.getDirectory();
+	let directory: FileSystemDirectoryHandle;
 	try {
+		// Inside: a private window of some browsers refuses the origin-private file system itself.
+		directory = await navigator.storage.getDirectory();
 		for (const segment of segments) directory = await directory.getDirectoryHandle(segment, { create: true });
 	} catch (error) {
 		throw opfsError(error, root);
@@ -273,11 +284,11 @@ class OpfsFiles {
 			if (!isDomError(error, "NotFoundError")) throw error;
 			file = await this.#underMoveLock(path, () => dir.getFileHandle(name, { create: true }));
 		}
-		return this.#openSync(file, BUSY_TRIES);
+		return this.#openSync(file, path, BUSY_TRIES);
 	}
 
-	#openSync(file: FileSystemFileHandle, tries: number): Promise<SyncAccessHandle> {
-		return whileBusy(() => (file as OpfsFileHandle).createSyncAccessHandle(), tries);
+	#openSync(file: FileSystemFileHandle, path: string, tries: number): Promise<SyncAccessHandle> {
+		return whileBusy(() => openSyncHandle(file, path), tries);
 	}
 
 	/** Run `body` holding the Web Lock under which every storage on this origin moves files to `path`. */
@@ -288,7 +299,7 @@ class OpfsFiles {
 	async #createExclusive(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
 		const { dir, name } = await this.#parent(path);
 		if (await kindOf(dir, name)) throw existsError(path);
-		const temporary = await writeTemporary(dir, name, chunks);
+		const temporary = await writeTemporary(dir, name, chunks, path);
 		try {
 			await this.#serial([path], () =>
 				this.#underMoveLock(path, async () => {
@@ -307,7 +318,7 @@ class OpfsFiles {
 
 	async #replace(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
 		const { dir, name } = await this.#parent(path);
-		const temporary = await writeTemporary(dir, name, chunks);
+		const temporary = await writeTemporary(dir, name, chunks, path);
 		try {
 			await this.#serial([path], () =>
 				this.#underMoveLock(path, async () => {
@@ -422,7 +433,7 @@ class OpfsFiles {
 				}
 			}
 			try {
-				if (file) pinned.handle = await this.#openSync(file, LOCKED_FILE_TRIES);
+				if (file) pinned.handle = await this.#openSync(file, path, LOCKED_FILE_TRIES);
 			} catch (error) {
 				if (!isDomError(error, "NoModificationAllowedError")) throw opfsError(error, path);
 				// Someone writes it without taking its lock (another program of this origin, or other lock names).
@@ -456,7 +467,7 @@ class OpfsFiles {
 		if (!pinned || pinned.handle) return;
 		try {
 			const { dir, name } = await this.#parent(path);
-			pinned.handle = await this.#openSync(await dir.getFileHandle(name), BUSY_TRIES);
+			pinned.handle = await this.#openSync(await dir.getFileHandle(name), path, BUSY_TRIES);
 		} catch {
 			// No file there now, or not openable: the next append opens it (the Web Lock still guards it).
 		}

@@ -10,6 +10,7 @@
  * const engine = new Engine({ storage, locks: createWebLocks({ label: "the editor tab" }), agentDir: "/pi/agent" });
  * @module
  */
+import { randomUuid } from "../src/ids.ts";
 import { SessionLockedError } from "../src/errors.ts";
 import type { HeldLock, LockOwner, WriterLocks } from "../src/writer-lock.ts";
 
@@ -120,7 +121,7 @@ export function createWebLocks(options: WebLocksOptions = {}): WriterLocks {
 	return {
 		async acquire(path) {
 			const name = webLockName(path, prefix);
-			const owner: LockOwner = { pid: 0, host: "web-locks", startedAt: Date.now(), token: crypto.randomUUID() };
+			const owner: LockOwner = { pid: 0, host: "web-locks", startedAt: Date.now(), token: randomUuid() };
 			const main = await hold(name);
 			if (!main) {
 				const { owner: holder, holder: words } = await holderOf(path);

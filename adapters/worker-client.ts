@@ -189,31 +189,71 @@ export async function startEngineWorker(
  * there (esbuild copies no worker files), the same worker from its source text (`worker-inline.ts`).
  */
 async function startBrowserWorker(): Promise<Worker> {
-	// Written out in full: bundlers recognize `new Worker(new URL("<literal>", import.meta.url))` only.
-	const worker = new Worker(new URL("./worker-entry.browser.js", import.meta.url), { type: "module" });
+	const policy = watchPolicy();
+	try {
+		// Written out in full: bundlers recognize `new Worker(new URL("<literal>", import.meta.url))` only.
+		const first = await tryWorker(
+			() => new Worker(new URL("./worker-entry.browser.js", import.meta.url), { type: "module" }),
+		);
+		if (first instanceof Worker) return first;
+		let fallback: Worker | Event | Error | undefined;
+		try {
+			const { workerSource } = await import("./worker-inline.ts");
+			if (workerSource !== undefined) fallback = await startFromText(workerSource);
+		} catch (error) {
+			fallback = error as Error; // its chunk missing after a deploy, say
+		}
+		if (fallback instanceof Worker) return fallback;
+		// A refusal by the page's Content-Security-Policy arrives as an event of its own, after the failure.
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		let reason = policy.refusals.length > 0 ? policy.describe() : await whyNotLoaded(first);
+		if (fallback) reason += `; nor from its source text: ${describeFailure(fallback)}`;
+		throw new EngineWorkerError(`the engine worker did not load: ${reason}`, { cause: first });
+	} finally {
+		policy.stop();
+	}
+}
+
+/** A worker made by `make` once it says it is ready; else what went wrong (its error event, or a throw). */
+async function tryWorker(make: () => Worker): Promise<Worker | Event | Error> {
+	let worker: Worker;
+	try {
+		worker = make(); // throws at once where a policy (Trusted Types, a sandbox) forbids workers
+	} catch (error) {
+		return error as Error;
+	}
 	const failure = await loaded(worker);
 	if (failure === undefined) return worker;
 	worker.terminate();
-	const { workerSource } = await import("./worker-inline.ts");
-	const inlineFailure = workerSource === undefined ? undefined : await startFromText(workerSource);
-	if (inlineFailure instanceof Worker) return inlineFailure;
-	let reason = await whyNotLoaded(new URL(BROWSER_WORKER, import.meta.url), failure);
-	if (inlineFailure) reason += `; nor from its source text: ${describeEvent(inlineFailure)}`;
-	throw new EngineWorkerError(`the engine worker did not load: ${reason}`, { cause: failure });
+	return failure;
 }
 
-/** The worker from its source text, or its error event if it does not load. */
-async function startFromText(source: string): Promise<Worker | Event> {
+/** The worker from its source text (a `blob:` module worker), or what went wrong. */
+async function startFromText(source: string): Promise<Worker | Event | Error> {
 	const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
 	try {
-		const worker = new Worker(url, { type: "module" });
-		const failure = await loaded(worker);
-		if (failure === undefined) return worker;
-		worker.terminate();
-		return failure;
+		return await tryWorker(() => new Worker(url, { type: "module" }));
 	} finally {
 		URL.revokeObjectURL(url);
 	}
+}
+
+/** The page's Content-Security-Policy refusals while workers are started (a refused worker says nothing). */
+function watchPolicy(): { refusals: SecurityPolicyViolationEvent[]; describe(): string; stop(): void } {
+	const refusals: SecurityPolicyViolationEvent[] = [];
+	const listen = (event: Event) => refusals.push(event as SecurityPolicyViolationEvent);
+	globalThis.addEventListener?.("securitypolicyviolation", listen);
+	return {
+		refusals,
+		describe: () =>
+			refusals
+				.map(
+					(event) =>
+						`the page's Content-Security-Policy refused ${event.blockedURI || "it"} (${event.effectiveDirective}; the engine worker needs worker-src 'self', or blob: where no bundler copied the worker)`,
+				)
+				.join("; "),
+		stop: () => globalThis.removeEventListener?.("securitypolicyviolation", listen),
+	};
 }
 
 /** Where the browser worker is before a bundler moves it (not a literal: bundlers must not copy it again). */
@@ -240,13 +280,15 @@ function loaded(worker: Worker): Promise<Event | undefined> {
 }
 
 /**
- * Why a worker module did not load, in words: the module's own error when the browser reports one (a
- * syntax error, a missing export), else what fetching it gives (browsers report a failed fetch of a
- * worker without any detail).
+ * Why the package's worker did not load, in words: the module's own error when the browser reports one (a
+ * syntax error, a missing export), else what fetching it where the package keeps it gives (browsers report a
+ * failed fetch of a worker without any detail; a bundler may have moved it, and then says why itself).
  */
-async function whyNotLoaded(url: URL, failure: Event): Promise<string> {
+async function whyNotLoaded(failure: Event | Error): Promise<string> {
+	if (!(failure instanceof Event)) return describe(failure);
 	const { error, message } = failure as Partial<ErrorEvent>;
 	if (error || message) return describeEvent(failure);
+	const url = new URL(BROWSER_WORKER, import.meta.url);
 	try {
 		const response = await fetch(url);
 		if (!response.ok) return `fetching ${url.href} gave HTTP ${response.status} ${response.statusText}`.trim();
@@ -258,6 +300,10 @@ async function whyNotLoaded(url: URL, failure: Event): Promise<string> {
 	} catch (error) {
 		return `${url.href} could not be fetched: ${describe(error)}`;
 	}
+}
+
+function describeFailure(failure: Event | Error): string {
+	return failure instanceof Event ? describeEvent(failure) : describe(failure);
 }
 
 /** A worker's error event in words (an `ErrorEvent` where the runtime gives one, with where it happened). */

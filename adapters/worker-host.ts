@@ -8,6 +8,7 @@
  * void exposeEngine({ storages: { ...stockStorages, mine: async () => ({ storage: await myStorage(), agentDir: "/pi" }) } });
  * @module
  */
+import { randomUuid } from "../src/ids.ts";
 import * as Comlink from "comlink";
 import { Engine, type EngineOptions } from "../src/engine.ts";
 import { markThreadDead } from "../src/lock-threads.ts";
@@ -43,12 +44,12 @@ function served(engine: Engine): Record<string, unknown> {
 	const methods: Record<string, unknown> = {};
 	for (const name of ENGINE_METHODS) methods[name] = (engine[name] as (...args: never[]) => unknown).bind(engine);
 	methods.runBatch = (calls: BatchCall[], encoded?: Uint8Array) => runBatch(engine, calls, encoded);
-	// A whole file's bytes move to the other thread instead of being copied (a view of a shared buffer, such
-	// as Node's small-Buffer pool, is copied out first: its buffer is not ours to give away).
+	// A whole file's bytes are copied here, on the worker's thread, and the copy is moved to the other thread:
+	// the caller's thread does no copying. (The storage's own buffer is never given away: a storage may keep
+	// it, and a view of Node's small-Buffer pool shares it with other Buffers.)
 	methods.exportSessionFile = async (path: string) => {
-		const bytes = await engine.exportSessionFile(path);
-		const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-		return Comlink.transfer(own, [own.buffer]);
+		const copy = (await engine.exportSessionFile(path)).slice();
+		return Comlink.transfer(copy, [copy.buffer]);
 	};
 	return methods;
 }
@@ -107,7 +108,7 @@ export async function exposeEngine(options: EngineHostOptions): Promise<void> {
 async function holdLifeLock(): Promise<string | undefined> {
 	const locks = (globalThis.navigator as Navigator | undefined)?.locks;
 	if (!locks) return undefined;
-	const name = `pi-session-tree worker life:${crypto.randomUUID()}`;
+	const name = `pi-session-tree worker life:${randomUuid()}`;
 	await new Promise<void>((granted) => {
 		void locks.request(name, () => {
 			granted();

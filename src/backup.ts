@@ -4,6 +4,7 @@
  * it must end in the new file, or at worst in the backup, never in neither.
  * @module
  */
+import { randomUuid } from "./ids.ts";
 import { encodeEntry } from "./jsonl.ts";
 import { encodeChunks } from "./line-bytes.ts";
 import { READ_CHUNK_BYTES, type ReadSession } from "./load.ts";
@@ -110,7 +111,7 @@ function* claimFreeName(base: string, claim: (candidate: string) => Task<void>):
  * partial backup under the name people look for.
  */
 function* copyBackup(path: string, base: string, size: number): Task<string> {
-	const temporary = `${base}.bak.${crypto.randomUUID().slice(0, 8)}.tmp`;
+	const temporary = `${base}.bak.${randomUuid().slice(0, 8)}.tmp`;
 	let reserved: string | undefined;
 	try {
 		yield* io("createExclusive", temporary, [], false);

@@ -2,7 +2,7 @@
  * Identifiers: 8-hex-character entry ids (collision-checked, as pi makes them) and UUIDv7 session ids.
  * @module
  */
-import { v7 as uuidv7 } from "uuid";
+import { v4 as uuidv4, v7 as uuidv7 } from "uuid";
 
 /** Anything that can say whether an id is already used. */
 export interface IdSet {
@@ -22,7 +22,15 @@ export function createEntryId(taken: IdSet): string {
 		const id = `${HEX[bits >>> 24]}${HEX[(bits >>> 16) & 255]}${HEX[(bits >>> 8) & 255]}${HEX[bits & 255]}`;
 		if (!taken.has(id)) return id;
 	}
-	return crypto.randomUUID();
+	return randomUuid();
+}
+
+/**
+ * A random UUID (v4). Not `crypto.randomUUID`, which exists only in secure contexts: a page served over
+ * plain http from another machine (`vite --host`, opened on a phone) must still start.
+ */
+export function randomUuid(): string {
+	return uuidv4();
 }
 
 /** Each byte's two hex digits (formatting by table is about twice as fast as `toString(16)`). */

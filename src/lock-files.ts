@@ -4,6 +4,7 @@
  * one is refused with `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
  * @module
  */
+import { randomUuid } from "./ids.ts";
 import { SessionLockedError } from "./errors.ts";
 import { io, isStorageError, runTask, runTaskSync, type Storage, type SyncStorage, type Task } from "./storage.ts";
 import type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";
@@ -174,7 +175,7 @@ export function lockFilesSync(storage: SyncStorage, identity: LockIdentity): Syn
 }
 
 /** This realm's name in lock files of `realmLockIdentity`. */
-const realmHost = `realm:${crypto.randomUUID()}`;
+const realmHost = `realm:${randomUuid()}`;
 
 /**
  * Owners known only to this JavaScript realm: a lock is alive while this realm holds it, and one taken
@@ -182,6 +183,6 @@ const realmHost = `realm:${crypto.randomUUID()}`;
  * default where no identity of a runtime is given; right for storage no other realm uses (in memory).
  */
 export const realmLockIdentity: LockIdentity = {
-	lockOwner: () => ({ pid: 0, host: realmHost, startedAt: Date.now(), token: crypto.randomUUID() }),
+	lockOwner: () => ({ pid: 0, host: realmHost, startedAt: Date.now(), token: randomUuid() }),
 	isLockOwnerAlive: (owner) => owner.host !== realmHost || heldHere.has(owner.token),
 };

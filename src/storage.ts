@@ -8,6 +8,7 @@
  * `SyncStorage`. So every persistence rule exists once, whichever way it is driven.
  * @module
  */
+import { randomUuid } from "./ids.ts";
 import { StorageError, type StorageErrorCode } from "./errors.ts";
 
 export { StorageError, type StorageErrorCode };
@@ -164,7 +165,7 @@ export function runTaskSync<T>(task: Task<T>, storage: SyncStorage): T {
  * open the session for writing (`isTemporaryOf`).
  */
 export function temporaryName(path: string): string {
-	return `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+	return `${path}.${randomUuid().slice(0, 8)}.tmp`;
 }
 
 /** Whether the file name `name` is a temporary file of the file named `of` (see `temporaryName`). */

@@ -27,6 +27,23 @@ describe("storage factories", () => {
 		}
 	});
 
+	it("exporting through the worker never gives away a storage's own buffer: the file is still there after", async () => {
+		const entry = new URL("./support/custom-worker-entry.ts", import.meta.url);
+		const { engine, terminate } = await startEngineWorker({ storage: "keeping", worker: tsWorker(entry) });
+		try {
+			const bytes = new TextEncoder().encode(
+				'{"type":"session","version":3,"id":"k","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n',
+			);
+			await engine.importSessionFile("/k.jsonl", bytes);
+			expect(await engine.exportSessionFile("/k.jsonl")).toEqual(bytes);
+			expect(await engine.exportSessionFile("/k.jsonl")).toEqual(bytes);
+			const { entryCount } = await engine.open("/k.jsonl", { readOnly: true });
+			expect(entryCount).toBe(0);
+		} finally {
+			await terminate();
+		}
+	});
+
 	it("createEngineFactory calls the named factory once per engine; an unknown name is a TypeError naming those there are", async () => {
 		const seen: unknown[] = [];
 		const { createMemoryStorage } = await import("../adapters/zenfs.ts");

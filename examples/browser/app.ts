@@ -4,6 +4,7 @@
  * time). Actions run one after another, never interleaved, so each sees the state the last one left.
  */
 import type { SessionInfo, SessionSummary } from "pi-session-tree";
+import { SessionLockedError } from "pi-session-tree/worker";
 import { ActionsPanel, type SessionActions } from "./actions-panel.ts";
 import type { RemoteEngine } from "./connect.ts";
 import { ContextView } from "./context-view.ts";
@@ -107,7 +108,7 @@ export class App implements SessionActions {
 				say(`Opening ${name}: ${total ? Math.round((100 * bytes) / total) : 100}%`),
 			);
 		} catch (error) {
-			if (!(error instanceof Error && error.name === "SessionLockedError")) throw error;
+			if (!(error instanceof SessionLockedError)) throw error;
 			renderLockNotice(this.#elements.sessionHeader, error.message, {
 				readOnly: () => void run(`Opening ${name} read-only`, () => this.open(path, true)),
 				retry: () => void run(`Opening ${name}`, () => this.open(path)),

@@ -3,6 +3,7 @@
  * the session's cwd (read from the header on the page, the rest left to the worker), under the file's
  * own name. Import never overwrites: a name already stored is refused, and said so.
  */
+import { StorageError } from "pi-session-tree/worker";
 import type { RemoteEngine } from "./connect.ts";
 import { readSessionCwd } from "./session-header.ts";
 import { describeError } from "./status.ts";
@@ -29,7 +30,8 @@ async function importFile(engine: RemoteEngine, file: File): Promise<ImportOutco
 	try {
 		const cwd = await readSessionCwd(file);
 		path = `${await engine.sessionDirFor(cwd)}/${name}`;
-		await engine.importSessionFile(path, new Uint8Array(await file.arrayBuffer()));
+		// The File itself: it crosses to the worker as a handle, and the worker reads it (the page copies nothing).
+		await engine.importSessionFile(path, file);
 		return { name, status: "imported", path, message: `imported to ${path}` };
 	} catch (error) {
 		if (isExists(error)) {
@@ -46,5 +48,5 @@ async function importFile(engine: RemoteEngine, file: File): Promise<ImportOutco
 
 /** The storage's "a file is there already" (a `StorageError` whose code is `exists`, rebuilt from the worker). */
 function isExists(error: unknown): boolean {
-	return error instanceof Error && error.name === "StorageError" && (error as { code?: unknown }).code === "exists";
+	return error instanceof StorageError && error.code === "exists";
 }

@@ -8,7 +8,7 @@ import * as Comlink from "comlink";
 import { afterAll, describe, expect, it } from "vitest";
 import { createOpfsStorage } from "../../adapters/opfs.ts";
 import { createWebLocks, webLockName } from "../../adapters/web-locks.ts";
-import { startEngineWorker } from "../../adapters/worker.ts";
+import { EngineWorkerError, startEngineWorker } from "../../adapters/worker.ts";
 import { registerTransferHandlers } from "../../adapters/worker-wire.ts";
 import { SessionLockedError, StorageError } from "../../src/errors.ts";
 import type { Storage, StorageOps } from "../../src/storage.ts";
@@ -386,9 +386,11 @@ describe("two engines in two workers on one OPFS session", () => {
 				"from the first",
 				"from the second",
 			]);
+			// The first client hears of its worker's end (no event is sent; its life-long Web Lock went): its calls
+			// reject, and terminating it ends at once.
+			expect(await rejection(first.engine.openHandles())).toBeInstanceOf(EngineWorkerError);
+			await first.terminate();
 		} finally {
-			// Not `first.terminate()`: its worker was ended under it, which the client cannot tell (no event), so
-			// its closing call would wait for ever.
 			await second.terminate();
 			await removeOpfsDirectory(root);
 		}

@@ -58,14 +58,18 @@ async function visit(url: string): Promise<Outcome> {
  * Serve `dir` as static files (Vite's preview server), closed after the tests; `"spa"` answers a missing
  * file with index.html, as many servers do.
  */
-async function serveStatic(dir: string, appType: "spa" | "mpa" = "spa"): Promise<string> {
+async function serveStatic(
+	dir: string,
+	appType: "spa" | "mpa" = "spa",
+	headers: Record<string, string> = {},
+): Promise<string> {
 	const server = await preview({
 		root: project,
 		configFile: false,
 		appType,
 		logLevel: "silent",
 		build: { outDir: dir },
-		preview: { port: 0, host: "127.0.0.1" },
+		preview: { port: 0, host: "127.0.0.1", headers },
 	});
 	closers.push(() => server.close());
 	return server.resolvedUrls?.local[0] as string;
@@ -180,6 +184,14 @@ describe("a worker that cannot load says why", () => {
 		expect(result.error).toMatch(
 			/^EngineWorkerError: the engine worker did not load: .*the module broke while loading/,
 		);
+	});
+
+	it("a page whose Content-Security-Policy refuses workers: the policy, named", async () => {
+		const outDir = join(project, "out-vite");
+		const policy = { "Content-Security-Policy": "worker-src 'none'" };
+		const { result } = await visit(await serveStatic(outDir, "spa", policy));
+		expect(result.ok).toBe(false);
+		expect(result.error).toMatch(/did not load: the page's Content-Security-Policy refused .*\(worker-src/);
 	});
 
 	it("a worker file that is not there: what fetching it gave (a 404, or a server's fallback page)", async () => {

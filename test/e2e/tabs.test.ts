@@ -115,6 +115,10 @@ interface EngineLike {
 	getBranch(handle: string): Promise<{ id: string; message?: { content: unknown } }[]>;
 }
 
+interface Closing {
+	close(handle: string): Promise<void>;
+}
+
 /** Open `path` for writing in `page`, trying again while it is locked (the other holder is going away). */
 async function openOnceFree(page: Page, path: string): Promise<OpenOutcome> {
 	for (let attempt = 0; ; attempt++) {
@@ -140,6 +144,29 @@ describe("one writer across tabs (OPFS + Web Locks)", () => {
 		expect(taken).toMatchObject({ readOnly: false, texts: ['"first"', '[{"type":"text","text":"answer"}]'] });
 	});
 
+	it("two tabs opening one session for writing at the same moment: exactly one gets it", async () => {
+		const owner = await openTab();
+		const { path } = await createSession(owner);
+		await owner.close(); // the session is free now
+		const tabs = await Promise.all([openTab(), openTab(), openTab()]);
+		// Wait until the closed tab's lock is gone, read-only (that takes no lock), then all at once.
+		await openOnceFree(tabs[0] as Page, path).then(async (outcome) => {
+			if ("error" in outcome) throw new Error(outcome.error);
+			await (tabs[0] as Page).evaluate(async (handle) => {
+				const { engine } = (window as unknown as { engineWorker: { engine: EngineLike & Closing } }).engineWorker;
+				await engine.close(handle);
+			}, outcome.handle);
+		});
+		const outcomes = await Promise.all(tabs.map((tab) => tryOpen(tab, path)));
+		const winners = outcomes.filter((outcome) => !("error" in outcome));
+		const refusals = outcomes.flatMap((outcome) => ("error" in outcome ? [outcome.error] : []));
+		expect(winners).toHaveLength(1);
+		expect(refusals).toEqual([
+			expect.stringMatching(/^SessionLockedError/),
+			expect.stringMatching(/^SessionLockedError/),
+		]);
+	});
+
 	it("a tab whose renderer crashes lets go of its lock", async () => {
 		const first = await openTab();
 		const second = await openTab();
@@ -154,22 +181,36 @@ describe("one writer across tabs (OPFS + Web Locks)", () => {
 		expect(taken).toMatchObject({ readOnly: false, texts: ['"first"', '[{"type":"text","text":"answer"}]'] });
 	});
 
-	it("a tab closed in the middle of a burst of appends loses none it acknowledged", async () => {
+	it.each([
+		["awaited one by one", 1],
+		["pipelined, 50 a tick (batches)", 50],
+	])("a tab closed in the middle of a burst of appends (%s) loses none it acknowledged", async (_kind, perTick) => {
 		const first = await openTab();
 		const acknowledged: string[] = [];
 		await first.exposeFunction("acknowledge", (id: string, text: string) => acknowledged.push(`${id} ${text}`));
 		const { path, handle } = await createSession(first);
-		// Appends one after another, each acknowledged to the test as soon as it resolves; never awaited here.
-		await first.evaluate((handle) => {
-			const w = window as unknown as { engineWorker: { engine: EngineLike }; acknowledge(id: string, t: string): void };
-			void (async () => {
-				for (let n = 0; ; n++) {
-					const text = `burst ${n} ${"x".repeat(400)}`;
-					const id = await w.engineWorker.engine.appendMessage(handle, { role: "user", content: text, timestamp: 3 });
-					void w.acknowledge(id, text);
-				}
-			})();
-		}, handle);
+		// Appends, `perTick` issued together and then awaited, each acknowledged to the test as soon as it
+		// resolves; the loop runs until the tab is closed.
+		await first.evaluate(
+			({ handle, perTick }) => {
+				const w = window as unknown as {
+					engineWorker: { engine: EngineLike };
+					acknowledge(id: string, t: string): void;
+				};
+				void (async () => {
+					for (let n = 0; ; n += perTick) {
+						const texts = Array.from({ length: perTick }, (_, k) => `burst ${n + k} ${"x".repeat(400)}`);
+						await Promise.all(
+							texts.map(async (text) => {
+								const message = { role: "user", content: text, timestamp: 3 };
+								w.acknowledge(await w.engineWorker.engine.appendMessage(handle, message), text);
+							}),
+						);
+					}
+				})();
+			},
+			{ handle, perTick },
+		);
 		while (acknowledged.length < 300) await new Promise((resolve) => setTimeout(resolve, 20));
 		await first.close();
 		const seen = [...acknowledged];
