@@ -82,7 +82,9 @@ function* isYoung(path: string): Task<boolean> {
  *
  * A stale lock (its owner is gone) is replaced only under a second exclusive file, `<lock>.takeover`:
  * the one taker holding it checks that the lock is still the stale one it judged before removing it, so
- * two takers can never both end up holding the lock.
+ * two takers never both end up holding the lock. One narrow window is left: a guard left behind by a taker
+ * that crashed is cleared by stat-then-remove, and two takers clearing it at the very same moment may both
+ * enter (each still checks the lock before removing it).
  * @example
  * const lock = await runTask(acquireLock("/s/a.jsonl", identity), storage);
  */
