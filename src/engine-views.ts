@@ -17,6 +17,15 @@ export interface OutlineNode {
 	childCount: number;
 }
 
+/**
+ * Which part of the outline: from `offset`, at most `limit` nodes (default all). A page that draws a long
+ * session's navigator asks in pages, so that no one answer takes its thread long to receive.
+ */
+export interface OutlinePageRequest {
+	offset?: number;
+	limit?: number;
+}
+
 /** A slice of a leaf's model context. */
 export interface ContextPage {
 	messages: AgentMessage[];
@@ -41,9 +50,11 @@ export interface ContextPageRequest {
  * damaged file's re-rooted entries are roots), and an entry whose id was taken by an earlier one is left
  * out, as in `getTree`.
  */
-export function outline(tree: SessionTree): OutlineNode[] {
+export function outline(tree: SessionTree, page: OutlinePageRequest = {}): OutlineNode[] {
 	const indexed = tree.getEntries().filter((entry) => tree.getEntry(entry.id) === entry);
-	return indexed.map((entry) => {
+	const offset = pageBound(page.offset ?? 0, "offset");
+	const end = page.limit === undefined ? undefined : offset + pageBound(page.limit, "limit");
+	return indexed.slice(offset, end).map((entry) => {
 		const label = tree.getLabel(entry.id);
 		const node: OutlineNode = {
 			id: entry.id,
@@ -60,7 +71,7 @@ export function outline(tree: SessionTree): OutlineNode[] {
 
 /** A page bound as given by a caller: a whole number, at least 0 (NaN is refused). */
 function pageBound(value: number, name: string): number {
-	if (Number.isNaN(value)) throw new RangeError(`getContext: ${name} is NaN`);
+	if (Number.isNaN(value)) throw new RangeError(`${name} is NaN`);
 	return Math.max(0, Math.floor(value));
 }
 

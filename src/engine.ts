@@ -16,7 +16,14 @@ import {
 	type SessionInfo,
 } from "./catalog.ts";
 import { type ProgressCallback, trackProgress } from "./engine-progress.ts";
-import { type ContextPage, type ContextPageRequest, contextPage, type OutlineNode, outline } from "./engine-views.ts";
+import {
+	type ContextPage,
+	type ContextPageRequest,
+	contextPage,
+	type OutlineNode,
+	type OutlinePageRequest,
+	outline,
+} from "./engine-views.ts";
 import type { SessionEntry, SessionHeader, SessionTreeNode } from "./entries.ts";
 import { UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
@@ -27,7 +34,7 @@ import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import type { SessionTree } from "./tree.ts";
 import type { WriterLocks } from "./writer-lock.ts";
 
-export type { ContextPage, ContextPageRequest, OutlineNode, ProgressCallback };
+export type { ContextPage, ContextPageRequest, OutlineNode, OutlinePageRequest, ProgressCallback };
 export { UnknownSessionError };
 
 /** Names an open session inside one engine. */
@@ -308,10 +315,10 @@ export class Engine {
 
 	/**
 	 * Every entry of the tree as a flat outline node in file order: cheap to send, enough to draw a
-	 * navigator (see `outline`).
+	 * navigator (see `outline`); `{ offset, limit }` gives a slice of it.
 	 */
-	async getOutline(handle: SessionHandle): Promise<OutlineNode[]> {
-		return outline(this.#tree(handle));
+	async getOutline(handle: SessionHandle, page: OutlinePageRequest = {}): Promise<OutlineNode[]> {
+		return outline(this.#tree(handle), page);
 	}
 
 	/** A page of the model context of `leafId` (default: the current leaf). */

@@ -34,6 +34,7 @@ export type {
 	EngineOptions,
 	OpenSessionOptions,
 	OutlineNode,
+	OutlinePageRequest,
 	ProgressCallback,
 	SessionHandle,
 	SessionSummary,

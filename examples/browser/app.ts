@@ -3,7 +3,7 @@
  * to the engine in its worker; the page keeps only what it draws (the outline, one context page at a
  * time). Actions run one after another, never interleaved, so each sees the state the last one left.
  */
-import type { SessionInfo, SessionSummary } from "pi-session-tree";
+import type { OutlineNode, SessionInfo, SessionSummary } from "pi-session-tree";
 import { SessionLockedError } from "pi-session-tree/worker";
 import { ActionsPanel, type SessionActions } from "./actions-panel.ts";
 import type { RemoteEngine } from "./connect.ts";
@@ -137,12 +137,11 @@ export class App implements SessionActions {
 	/** Fetch the open session's summary and outline and draw everything anew, the leaf in view. */
 	async #showOpen(sameSession: boolean, note = ""): Promise<void> {
 		const handle = (this.#open as SessionSummary).handle;
-		const [session, outline] = await Promise.all([this.#engine.summary(handle), this.#engine.getOutline(handle)]);
+		const session = await this.#engine.summary(handle);
+		const outline = await fetchOutline(this.#engine, handle);
 		this.#open = session;
 		this.#leafId = session.leafId;
 		this.#selectedId ??= session.leafId;
-		// Receiving a long outline is one task, laying it out another: the page draws a frame in between.
-		await nextTask();
 		this.#layout = layoutTree(outline);
 		await nextTask();
 		renderSessionHeader(this.#elements.sessionHeader, session, note);
@@ -271,5 +270,19 @@ export class App implements SessionActions {
 		this.#selectedId = selectedId;
 		this.#leftLeafId = null;
 		await this.#showOpen(true);
+	}
+}
+
+/** Outline nodes per answer: receiving one page is a short task for the page. */
+const OUTLINE_PAGE = 4000;
+
+/** The whole outline, in pages with a frame between them: a long session's never holds the page up. */
+async function fetchOutline(engine: RemoteEngine, handle: string): Promise<OutlineNode[]> {
+	const nodes: OutlineNode[] = [];
+	for (;;) {
+		const page = await engine.getOutline(handle, { offset: nodes.length, limit: OUTLINE_PAGE });
+		for (const node of page) nodes.push(node);
+		if (page.length < OUTLINE_PAGE) return nodes;
+		await nextTask();
 	}
 }

@@ -281,6 +281,14 @@ export function engineConformance(
 				[root2, 1, null],
 				[outline[5]?.id, 0, null],
 			]);
+			// In pages: the same nodes, in order; a page past the end is empty.
+			const pages = [
+				await engine.getOutline(h, { limit: 4 }),
+				await engine.getOutline(h, { offset: 4, limit: 4 }),
+				await engine.getOutline(h, { offset: 8 }),
+			];
+			expect(pages.map((page) => page.length)).toEqual([4, 2, 0]);
+			expect(pages.flat()).toEqual(outline);
 			const tree = await engine.getTree(h);
 			expect(tree.map((node) => node.entry.id)).toEqual([a, root2]);
 			await engine.close(h);
