@@ -58,6 +58,19 @@ engineConformance(
 	options,
 );
 
+it("with no worker given, startEngineWorker starts the package's browser worker (here, from the sources)", async () => {
+	const { engine, terminate } = await startEngineWorker({ storage: "memory" });
+	try {
+		const { handle } = await engine.inMemory("/p");
+		await engine.appendMessage(handle, { role: "user", content: "default worker", timestamp: 1 });
+		expect((await engine.getContext(handle)).messages).toEqual([
+			{ role: "user", content: "default worker", timestamp: 1 },
+		]);
+	} finally {
+		await terminate();
+	}
+});
+
 it("a module Worker that fails to load rejects startEngineWorker with EngineWorkerError", async () => {
 	const url = URL.createObjectURL(new Blob(["throw new Error('boom')"], { type: "text/javascript" }));
 	const failed = await startEngineWorker({ storage: "memory", worker: new Worker(url, { type: "module" }) }).then(

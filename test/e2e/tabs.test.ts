@@ -8,15 +8,14 @@ import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser, BrowserContext, Page } from "playwright";
+import type { BrowserContext, Page } from "playwright";
 import { preview } from "vite";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { launchChromium } from "../support/chromium.ts";
+import { launchPersistentChromium } from "../support/chromium.ts";
 import { stagePackage } from "../support/stage-package.ts";
 
 const app = fileURLToPath(new URL("./app", import.meta.url));
 
-let browser: Browser;
 let project: string;
 let origin: string;
 let close: () => Promise<void>;
@@ -35,19 +34,19 @@ beforeAll(async () => {
 	});
 	origin = server.resolvedUrls?.local[0] as string;
 	close = () => server.close();
-	browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
-	await browser?.close();
+	await context?.close();
 	await close?.();
 	await rm(project, { recursive: true, force: true });
 });
 
 beforeEach(async () => {
 	await context?.close();
-	// A fresh context each test: its own, empty origin-private file system.
-	context = await browser.newContext();
+	// A fresh browser on a fresh profile each test: its own, empty origin-private file system, on disk as in
+	// a user's ordinary tab (an off-the-record context keeps it in memory).
+	context = await launchPersistentChromium(await mkdtemp(join(project, "profile-")));
 });
 
 /** A tab with the engine worker started on OPFS (`window.engineWorker`). */

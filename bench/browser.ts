@@ -1,0 +1,691 @@
+/**
+ * Browser benchmarks, in Debian's Chromium: the engine worker on the OPFS storage (adapters/opfs.ts), side
+ * by side with ZenFS in memory and with ZenFS's `WebAccess` backend (`@zenfs/dom`) on the same OPFS.
+ *
+ * 1. Append cost against file size: awaited `appendMessage`s of ~500-byte corpus messages into a 1 KB and
+ *    a 100 MB session, each opened for writing in a worker of its own (durability `group`, the stock
+ *    worker's default, then `fsync`), in alternating blocks. Goal on OPFS: 100 MB ≤ 1.5× 1 KB.
+ * 2. Opening a 100 MB session in the worker, from OPFS and from memory storage. Goal: OPFS ≤ 1.3× memory.
+ * 3. The main thread's worst frame (gaps between `requestAnimationFrame` callbacks; long tasks too) while
+ *    the worker imports a 100 MB `Blob` and opens it. Goal: under 50 ms.
+ *
+ * The page and its worker (bench/browser/page/) are built by Vite as production code and served by Vite's
+ * preview server (bench/browser/serve.ts), cross-origin isolated so that `performance.now()` ticks in
+ * 5 µs; Playwright drives them. Every case runs in a fresh Chromium on a fresh profile on disk (an
+ * empty OPFS; see `openTab` for why not an off-the-record context); the cases take turns within each round. Before a case is timed its answer is
+ * checked: every opened session must have the entry count and leaf context length that `SessionTree`
+ * gives in Node for the same bytes. Memory (bench/browser/probes.ts): the renderer's peak resident size
+ * during the case (`VmHWM`, reset just before it), and the worker's peak JS heap (V8 heap plus ArrayBuffer
+ * backing stores, sampled over CDP), after a garbage collection in the worker.
+ *
+ * Run: `npx tsx bench/browser.ts` (`--quick` for a short run; `BENCH_ROUNDS=n` to choose the rounds;
+ * `--incognito` to run every case in an off-the-record context instead, where OPFS is kept in memory;
+ * `--only=appends,open,frames` for some of the cases).
+ * @module
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import type { BrowserContext, CDPSession, Page } from "playwright";
+import { type AgentMessage, type Durability, encodeEntry, SessionTree, sessionFileName } from "../src/index.ts";
+import { chromiumLaunchOptions, launchChromium, launchPersistentChromium } from "../test/support/chromium.ts";
+import type { Answer, BenchPage, FrameReport, StorageName } from "./browser/page/main.ts";
+import { canTrackRss, rendererPids, trackRendererRss, WorkerTarget } from "./browser/probes.ts";
+import { addFile, buildPage, servePage } from "./browser/serve.ts";
+import { generateLinearSession } from "./generate.ts";
+import { corpusMessages, median } from "./worker-support.ts";
+
+const quick = process.argv.includes("--quick");
+const incognito = process.argv.includes("--incognito");
+/** `--only=appends,open,frames`: run only the cases whose names start so (all by default). */
+const only = process.argv
+	.find((arg) => arg.startsWith("--only="))
+	?.slice("--only=".length)
+	.split(",");
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 5));
+/** Appends are timed in blocks; the sessions' blocks alternate. */
+const OPFS_BLOCK = 20;
+const OPFS_BLOCKS = quick ? 3 : 8;
+const OPFS_WARMUP = 20;
+/** WebAccess rewrites the whole file on every append (about half a second at 100 MB): few appends there. */
+const WEBACCESS_SMALL_BLOCK = 4;
+const WEBACCESS_BIG_BLOCK = 1;
+const WEBACCESS_BLOCKS = quick ? 2 : 4;
+const WEBACCESS_WARMUP = 1;
+const IDLE_MS = 2000;
+const MB = 1e6;
+
+// The sessions ---------------------------------------------------------------------------------------
+
+interface Fixture {
+	url: string;
+	path: string;
+	bytes: number;
+	answer: Answer;
+}
+
+/** The answer `SessionTree` gives for a session's records, in Node. */
+function answerOf(tree: SessionTree): Answer {
+	return { entryCount: tree.size, contextLength: tree.buildSessionProjection().messages.length };
+}
+
+/** The 100 MB session of bench/generate.ts, and a 1 KB one of two corpus messages, next to the built page. */
+async function writeFixtures(outDir: string): Promise<{ small: Fixture; big: Fixture; messages: AgentMessage[] }> {
+	const generated = generateLinearSession();
+	const header = generated.records[0] as { id: string; timestamp: string };
+	const bigName = sessionFileName(header.timestamp, header.id);
+	const big: Fixture = {
+		url: await addFile(outDir, "big.jsonl", `${generated.lines.join("\n")}\n`),
+		path: `/pi-big/sessions/--bench-project--/${bigName}`,
+		bytes: generated.bytes,
+		answer: answerOf(SessionTree.fromRecords(generated.records)),
+	};
+	const { user, assistant } = corpusMessages(200, 400);
+	const tree = SessionTree.create({ cwd: "/bench/project" });
+	tree.appendMessage(user[0] as AgentMessage);
+	tree.appendMessage(assistant[0] as AgentMessage);
+	const smallText = [tree.getHeader(), ...tree.getEntries()].map(encodeEntry).join("");
+	const small: Fixture = {
+		url: await addFile(outDir, "small.jsonl", smallText),
+		path: `/pi-small/sessions/--bench-project--/${sessionFileName(tree.getHeader().timestamp, tree.getSessionId())}`,
+		bytes: Buffer.byteLength(smallText),
+		answer: answerOf(tree),
+	};
+	// ~500-byte messages, one user turn to two assistant ones.
+	const sized = corpusMessages(450, 560);
+	const messages: AgentMessage[] = [];
+	for (let i = 0; i < 60; i++) {
+		const pool = i % 3 === 0 ? sized.user : sized.assistant;
+		messages.push(pool[Math.floor(i / 3) % pool.length] as AgentMessage);
+	}
+	return { small, big, messages };
+}
+
+// The browser ----------------------------------------------------------------------------------------
+
+type Call = <K extends keyof BenchPage>(
+	method: K,
+	...args: Parameters<BenchPage[K]>
+) => Promise<Awaited<ReturnType<BenchPage[K]>>>;
+
+/** A fresh browser with the bench page loaded, its DevTools session, and its renderer processes. */
+interface Tab {
+	/** Close the browser. */
+	end(): Promise<void>;
+	page: Page;
+	cdp: CDPSession;
+	call: Call;
+	renderers: number[];
+	userDataDir: string;
+}
+
+interface Run {
+	url: string;
+	messages: AgentMessage[];
+	trackRss: boolean;
+	/** Where each browser's profile directory is made. */
+	profiles: string;
+	/** Off-the-record contexts of `launchChromium()` instead of profiles on disk (`--incognito`). */
+	incognito: boolean;
+}
+
+let workerCount = 0;
+
+/**
+ * Start a fresh Chromium on a profile of its own (`launchPersistentContext`, with `launchChromium()`'s
+ * executable and flags), and load the bench page in it. Not `launchChromium()`'s `newContext()` (unless
+ * `--incognito`): such a context is off the record, and Chromium keeps an off-the-record origin's OPFS in
+ * memory, behind the browser process, so that every call of a sync access handle is a round trip to it
+ * (0.2–1 ms, against 2–7 µs on a profile's disk), which a user's ordinary tab does not pay.
+ */
+async function openTab(run: Run, files: readonly string[]): Promise<Tab> {
+	const before = new Set(rendererPids());
+	const userDataDir = await mkdtemp(join(run.profiles, "profile-"));
+	let context: BrowserContext;
+	let end: () => Promise<void>;
+	if (run.incognito) {
+		const browser = await launchChromium();
+		context = await browser.newContext();
+		end = () => browser.close();
+	} else {
+		context = await launchPersistentChromium(userDataDir);
+		end = () => context.close();
+	}
+	const page = context.pages()[0] ?? (await context.newPage());
+	page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
+	page.on("console", (message) => {
+		if (message.type() === "error") console.error(`page console: ${message.text()}`);
+	});
+	await page.goto(run.url);
+	await page.waitForFunction(() => document.body.dataset.ready === "true");
+	const call: Call = (method, ...args) =>
+		page.evaluate(
+			([name, given]) => {
+				const bench = (globalThis as unknown as { bench: Record<string, (...a: unknown[]) => unknown> }).bench;
+				return bench[name]?.(...given);
+			},
+			[method, args] as [string, unknown[]],
+		) as never;
+	if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error("the bench page is not cross-origin isolated");
+	await call("setMessages", run.messages);
+	for (const file of files) await call("load", file);
+	const cdp = await context.newCDPSession(page);
+	return { end, page, cdp, call, userDataDir, renderers: rendererPids().filter((pid) => !before.has(pid)) };
+}
+
+/** An engine worker of the page, and its DevTools target. */
+interface EngineWorker {
+	name: string;
+	target: WorkerTarget;
+}
+
+async function startWorker(tab: Tab, label: string, storage: StorageName): Promise<EngineWorker> {
+	const name = `${label}-${++workerCount}`;
+	await tab.call("start", name, storage);
+	return { name, target: await WorkerTarget.attach(tab.cdp, name) };
+}
+
+async function closeTab(tab: Tab, workers: readonly EngineWorker[]): Promise<void> {
+	for (const worker of workers) {
+		await tab.call("terminate", worker.name);
+		await worker.target.detach();
+	}
+	await tab.end();
+	await rm(tab.userDataDir, { recursive: true, force: true });
+}
+
+interface Peaks {
+	/** The renderer's peak resident memory, bytes (undefined where /proc cannot tell). */
+	rss: number | undefined;
+	/** The worker's peak JS heap (V8 heap plus ArrayBuffer backing stores), bytes. */
+	heap: number;
+}
+
+/** Run `body` watching memory: after a garbage collection in the worker (unless `collect` is false). */
+async function watched<T>(
+	run: Run,
+	tab: Tab,
+	worker: EngineWorker,
+	body: () => Promise<T>,
+	collect = true,
+): Promise<{ value: T } & Peaks> {
+	if (collect) await worker.target.collectGarbage();
+	const rss = run.trackRss ? trackRendererRss(tab.renderers) : undefined;
+	const heap = worker.target.sampleHeap();
+	const value = await body().finally(() => heap.stop());
+	return { value, rss: rss?.stop(), heap: await heap.stop() };
+}
+
+function check(what: string, got: Answer | undefined, expected: Answer): void {
+	if (got?.entryCount !== expected.entryCount || got.contextLength !== expected.contextLength) {
+		throw new Error(
+			`${what}: ${JSON.stringify(got)}, but SessionTree in Node says ${JSON.stringify(expected)}: no figure is printed for a wrong answer`,
+		);
+	}
+}
+
+// The figures ----------------------------------------------------------------------------------------
+
+/** One row: a value per round, and memory peaks per round. */
+class Row {
+	readonly values: number[] = [];
+	readonly rss: number[] = [];
+	readonly heap: number[] = [];
+	/** Samples behind each round's value (appends per round). */
+	perRound = 1;
+	readonly label: string;
+	constructor(label: string) {
+		this.label = label;
+	}
+	add(value: number, peaks?: Peaks): void {
+		this.values.push(value);
+		if (peaks) this.addPeaks(peaks);
+	}
+	addPeaks(peaks: Peaks): void {
+		if (peaks.rss !== undefined) this.rss.push(peaks.rss);
+		this.heap.push(peaks.heap);
+	}
+	get median(): number {
+		return median(this.values);
+	}
+}
+
+const rows = new Map<string, Row>();
+function row(key: string, label: string): Row {
+	let found = rows.get(key);
+	if (!found) {
+		found = new Row(label);
+		rows.set(key, found);
+	}
+	return found;
+}
+
+/** Extra figures of the frames cases, per round. */
+const frameNotes = new Map<string, FrameReport[]>();
+/** Entry counts and context lengths seen, by storage, for the report. */
+const answersSeen = new Map<string, Set<string>>();
+function seen(storage: string, size: string, answer: Answer): void {
+	const key = `${storage} ${size}`;
+	if (!answersSeen.has(key)) answersSeen.set(key, new Set());
+	answersSeen.get(key)?.add(`${answer.entryCount} entries, context ${answer.contextLength}`);
+}
+
+// The cases ------------------------------------------------------------------------------------------
+
+interface AppendPlan {
+	storage: StorageName;
+	durabilities: Durability[];
+	warmup: number;
+	blocks: number;
+	smallBlock: number;
+	bigBlock: number;
+}
+
+/**
+ * Case 1, one round on one storage: a worker with the 1 KB session and one with the 100 MB session, in
+ * one page; both opened for writing with each durability in turn, blocks of awaited appends alternating
+ * between them. At the end the last line of each file must be the last message appended.
+ */
+async function appendRound(run: Run, fixtures: Fixtures, plan: AppendPlan, round: number): Promise<void> {
+	const { small, big } = fixtures;
+	const tab = await openTab(run, [small.url, big.url]);
+	// Both workers start before any file exists: a WebAccess file system copies what is there when it starts.
+	const workers = {
+		small: await startWorker(tab, `append-${plan.storage}-small`, plan.storage),
+		big: await startWorker(tab, `append-${plan.storage}-big`, plan.storage),
+	};
+	try {
+		await tab.call("importFile", workers.small.name, small.path, small.url);
+		const imported = await watched(run, tab, workers.big, () =>
+			tab.call("importFile", workers.big.name, big.path, big.url),
+		);
+		// The other storages' imports are timed in case 2 (one worker in the page); WebAccess runs here only.
+		if (plan.storage === "webaccess") {
+			row("import webaccess", "webaccess: import 100 MB (Blob → file)").add(imported.value, imported);
+		}
+		const appended = { small: 0, big: 0 };
+		const lastTimestamp = { small: 0, big: 0 };
+		const order = round % 2 ? [...plan.durabilities].reverse() : plan.durabilities;
+		for (const durability of order) {
+			const handles = { small: "", big: "" };
+			for (const size of ["small", "big"] as const) {
+				const fixture = fixtures[size];
+				const worker = workers[size];
+				const opened = await watched(run, tab, worker, () =>
+					tab.call("open", worker.name, fixture.path, { durability }),
+				);
+				const expected = {
+					entryCount: fixture.answer.entryCount + appended[size],
+					contextLength: fixture.answer.contextLength + appended[size],
+				};
+				check(`${plan.storage} ${size} session opened for writing`, opened.value, expected);
+				if (appended[size] === 0) seen(plan.storage, size, opened.value);
+				handles[size] = opened.value.handle;
+				if (size === "big" && plan.storage === "webaccess" && durability === order[0]) {
+					row("open webaccess write", "webaccess: open 100 MB for writing").add(opened.value.ms, opened);
+				}
+			}
+			const times = { small: [] as number[], big: [] as number[] };
+			const rowOf = (size: "small" | "big") =>
+				row(
+					`append ${plan.storage} ${durability} ${size}`,
+					`${plan.storage}, ${durability}: append to the ${size === "small" ? "1 KB" : "100 MB"} session`,
+				);
+			const appendBlock = async (size: "small" | "big", count: number, timed: boolean) => {
+				const worker = workers[size];
+				const block = await watched(
+					run,
+					tab,
+					worker,
+					() => tab.call("appends", worker.name, handles[size], count),
+					false,
+				);
+				appended[size] += count;
+				lastTimestamp[size] = block.value.lastTimestamp;
+				if (!timed) return;
+				times[size].push(...block.value.times);
+				rowOf(size).addPeaks(block);
+			};
+			for (const size of ["small", "big"] as const) await appendBlock(size, plan.warmup, false);
+			for (let block = 0; block < plan.blocks; block++) {
+				const sizes = block % 2 ? (["big", "small"] as const) : (["small", "big"] as const);
+				for (const size of sizes) await appendBlock(size, size === "small" ? plan.smallBlock : plan.bigBlock, true);
+			}
+			for (const size of ["small", "big"] as const) {
+				const target = rowOf(size);
+				target.perRound = times[size].length;
+				target.add(median(times[size]));
+				const fixture = fixtures[size];
+				const after = await tab.call("answer", workers[size].name, handles[size]);
+				check(`${plan.storage} ${size} session after the appends`, after, {
+					entryCount: fixture.answer.entryCount + appended[size],
+					contextLength: fixture.answer.contextLength + appended[size],
+				});
+				await tab.call("close", workers[size].name, handles[size]);
+			}
+		}
+		for (const size of ["small", "big"] as const) {
+			const tail = await tab.call("tail", workers[size].name, fixtures[size].path);
+			if (tail.lastTimestamp !== lastTimestamp[size] || tail.bytes <= fixtures[size].bytes) {
+				throw new Error(`${plan.storage} ${size}: the file does not end with the last message appended`);
+			}
+		}
+	} finally {
+		await closeTab(tab, [workers.small, workers.big]);
+	}
+}
+
+/** Case 2, one round on one storage: import the 100 MB file, then open it for writing and read-only. */
+async function openRound(run: Run, fixtures: Fixtures, storage: StorageName, round: number): Promise<void> {
+	const { big } = fixtures;
+	const tab = await openTab(run, [big.url]);
+	const worker = await startWorker(tab, `open-${storage}`, storage);
+	try {
+		const imported = await watched(run, tab, worker, () => tab.call("importFile", worker.name, big.path, big.url));
+		row(`import ${storage}`, `${storage}: import 100 MB (Blob → file)`).add(imported.value, imported);
+		const modes = round % 2 ? [true, false] : [false, true];
+		for (const readOnly of modes) {
+			const opened = await watched(run, tab, worker, () => tab.call("open", worker.name, big.path, { readOnly }));
+			check(`${storage} 100 MB session opened${readOnly ? " read-only" : ""}`, opened.value, big.answer);
+			seen(storage, "big", opened.value);
+			const mode = readOnly ? "read-only" : "write";
+			row(`open ${storage} ${mode}`, `${storage}: open 100 MB ${readOnly ? "read-only" : "for writing"}`).add(
+				opened.value.ms,
+				opened,
+			);
+			await tab.call("close", worker.name, opened.value.handle);
+		}
+	} finally {
+		await closeTab(tab, [worker]);
+	}
+}
+
+type FramesKind = "idle" | "opfs" | "memory";
+
+/** Case 3, one round of one kind: the page's frames while the worker imports and opens 100 MB (or idles). */
+async function framesRound(run: Run, fixtures: Fixtures, kind: FramesKind): Promise<void> {
+	const { big } = fixtures;
+	const tab = await openTab(run, [big.url]);
+	const worker = await startWorker(tab, `frames-${kind}`, kind === "idle" ? "opfs" : kind);
+	try {
+		const work = kind === "idle" ? { idleMs: IDLE_MS } : { path: big.path, url: big.url };
+		const watchedFrames = await watched(run, tab, worker, () => tab.call("frames", worker.name, work));
+		const report = watchedFrames.value;
+		if (kind !== "idle") {
+			check(`${kind}: 100 MB session imported and opened`, report.answer, big.answer);
+			seen(kind, "big", report.answer as Answer);
+		}
+		const label =
+			kind === "idle"
+				? `main thread idle (${IDLE_MS / 1000} s), worst frame`
+				: `${kind}: import + open 100 MB, worst frame`;
+		row(`frames ${kind}`, label).add(report.worstFrameMs, watchedFrames);
+		const notes = frameNotes.get(kind) ?? [];
+		notes.push(report);
+		frameNotes.set(kind, notes);
+	} finally {
+		await closeTab(tab, [worker]);
+	}
+}
+
+interface Fixtures {
+	small: Fixture;
+	big: Fixture;
+}
+
+// The report -----------------------------------------------------------------------------------------
+
+const fmt = (value: number, decimals = 1): string =>
+	value >= 100 ? value.toFixed(0) : value.toFixed(value >= 10 ? Math.min(decimals, 1) : decimals + 1);
+const mb = (bytes: readonly number[]): string => (bytes.length ? (Math.max(...bytes) / MB).toFixed(0) : "—");
+
+interface Line {
+	/** The case of the brief (1 appends, 2 opens, 3 frames). */
+	section: 1 | 2 | 3;
+	row: Row;
+	/** The renderer is shared with another row's worker (appends): its peak is shown on that row. */
+	sharedRenderer?: boolean;
+	unit: string;
+	ratio?: { value: number; goal?: number };
+	/** Judge the goal by the worst round instead of the median (worst frames). */
+	worst?: { goal: number };
+}
+
+function printTable(lines: Line[]): void {
+	const header = [
+		"#",
+		"case",
+		"n",
+		"median",
+		"range",
+		"ratio",
+		"goal",
+		"met",
+		"renderer peak MB",
+		"worker heap peak MB",
+	];
+	const cells = lines.map(({ section, row: line, unit, ratio, worst, sharedRenderer }) => {
+		const min = Math.min(...line.values);
+		const max = Math.max(...line.values);
+		let goal = "";
+		let met = "";
+		if (ratio?.goal !== undefined) {
+			goal = `≤ ${ratio.goal}×`;
+			met = ratio.value <= ratio.goal ? "yes" : "no";
+		}
+		if (worst) {
+			goal = `< ${worst.goal} ${unit}`;
+			met = max < worst.goal ? "yes" : "no";
+		}
+		return [
+			String(section),
+			line.label,
+			line.perRound > 1 ? `${line.values.length} × ${line.perRound}` : `${line.values.length}`,
+			`${fmt(line.median)} ${unit}`,
+			`${fmt(min)}–${fmt(max)}`,
+			ratio ? `${ratio.value.toFixed(2)}×` : "",
+			goal,
+			met,
+			sharedRenderer ? "—" : mb(line.rss),
+			mb(line.heap),
+		];
+	});
+	const widths = header.map((title, i) =>
+		Math.max(3, title.length, ...cells.map((cell) => (cell[i] as string).length)),
+	);
+	const right = new Set([2, 3, 4, 5, 8, 9]);
+	const format = (cell: string[]) =>
+		`| ${cell.map((text, i) => (right.has(i) ? text.padStart(widths[i] as number) : text.padEnd(widths[i] as number))).join(" | ")} |`;
+	console.log(format(header));
+	console.log(
+		`| ${widths.map((width, i) => (right.has(i) ? `${"-".repeat(width - 1)}:` : "-".repeat(width))).join(" | ")} |`,
+	);
+	for (const cell of cells) console.log(format(cell));
+}
+
+function git(...args: string[]): string {
+	try {
+		return execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+	} catch {
+		return "?";
+	}
+}
+
+// The run --------------------------------------------------------------------------------------------
+
+/** The browser's product and version (`HeadlessChrome/…`), from a browser started for the purpose. */
+async function chromiumVersion(run: Run): Promise<string> {
+	const tab = await openTab(run, []);
+	try {
+		const { product } = await tab.cdp.send("Browser.getVersion");
+		return product;
+	} finally {
+		await closeTab(tab, []);
+	}
+}
+
+async function main(): Promise<void> {
+	const cleanups: (() => Promise<void>)[] = [];
+	// Read before the build: the page is built from the working tree as it is now.
+	const commit = `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain").length ? "+ (uncommitted changes)" : ""}`;
+	const started = performance.now();
+	const loadBefore = loadavg();
+	const outDir = await mkdtemp(join(tmpdir(), "pi-bench-browser-"));
+	const log = (text: string) =>
+		console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${text}`);
+	let server: { url: string; close: () => Promise<void> } | undefined;
+	try {
+		log("building the bench page (Vite, production)");
+		await buildPage(outDir);
+		log("generating the sessions");
+		const { small, big, messages } = await writeFixtures(outDir);
+		const fixtures = { small, big };
+		// Each case's browser gets a profile directory of its own in here, removed when the case ends.
+		const profiles = await mkdtemp(join(tmpdir(), "pi-bench-profiles-"));
+		cleanups.push(() => rm(profiles, { recursive: true, force: true }));
+		server = await servePage(outDir);
+		const run: Run = { url: server.url, messages, trackRss: canTrackRss(), profiles, incognito };
+		const version = await chromiumVersion(run);
+		const messageBytes = messages.map((message) => Buffer.byteLength(JSON.stringify(message)));
+		const appendPlans: AppendPlan[] = [
+			{
+				storage: "opfs",
+				durabilities: ["group", "fsync"],
+				warmup: OPFS_WARMUP,
+				blocks: OPFS_BLOCKS,
+				smallBlock: OPFS_BLOCK,
+				bigBlock: OPFS_BLOCK,
+			},
+			// The floor: the same appends to memory storage (nothing to flush), in the same kind of page.
+			{
+				storage: "memory",
+				durabilities: ["group"],
+				warmup: OPFS_WARMUP,
+				blocks: OPFS_BLOCKS,
+				smallBlock: OPFS_BLOCK,
+				bigBlock: OPFS_BLOCK,
+			},
+			{
+				storage: "webaccess",
+				durabilities: ["group"],
+				warmup: WEBACCESS_WARMUP,
+				blocks: WEBACCESS_BLOCKS,
+				smallBlock: WEBACCESS_SMALL_BLOCK,
+				bigBlock: WEBACCESS_BIG_BLOCK,
+			},
+		];
+		const framesKinds: FramesKind[] = ["idle", "opfs", "memory"];
+		for (let round = 0; round < ROUNDS; round++) {
+			// The cases take turns; their order turns too from one round to the next.
+			const cases: [string, () => Promise<void>][] = [
+				...appendPlans.map((plan): [string, () => Promise<void>] => [
+					`appends, ${plan.storage}`,
+					() => appendRound(run, fixtures, plan, round),
+				]),
+				...(["memory", "opfs"] as const).map((storage): [string, () => Promise<void>] => [
+					`open, ${storage}`,
+					() => openRound(run, fixtures, storage, round),
+				]),
+				...framesKinds.map((kind): [string, () => Promise<void>] => [
+					`frames, ${kind}`,
+					() => framesRound(run, fixtures, kind),
+				]),
+			];
+			const chosen = cases.filter(([name]) => !only || only.some((prefix) => name.startsWith(prefix)));
+			const shift = round % chosen.length;
+			for (const [name, runCase] of [...chosen.slice(shift), ...chosen.slice(0, shift)]) {
+				log(`round ${round + 1}/${ROUNDS}: ${name}`);
+				await runCase();
+			}
+		}
+
+		const lines: Line[] = [];
+		const ratio = (key: string, base: string, goal?: number): Line["ratio"] => {
+			const [of, to] = [rows.get(key), rows.get(base)];
+			return of && to ? { value: of.median / to.median, goal } : undefined;
+		};
+		const push = (section: Line["section"], key: string, extra: Partial<Line> = {}): void => {
+			const found = rows.get(key);
+			if (found) lines.push({ section, row: found, unit: "ms", ...extra });
+		};
+		for (const plan of appendPlans) {
+			for (const durability of plan.durabilities) {
+				const [small, big] = [`append ${plan.storage} ${durability} small`, `append ${plan.storage} ${durability} big`];
+				push(1, small, { sharedRenderer: true });
+				push(1, big, { ratio: ratio(big, small, plan.storage === "opfs" ? 1.5 : undefined) });
+			}
+		}
+		push(2, "open memory write");
+		push(2, "open opfs write", { ratio: ratio("open opfs write", "open memory write", 1.3) });
+		push(2, "open memory read-only");
+		push(2, "open opfs read-only", { ratio: ratio("open opfs read-only", "open memory read-only", 1.3) });
+		push(2, "open webaccess write", { ratio: ratio("open webaccess write", "open memory write") });
+		push(2, "import memory");
+		push(2, "import opfs", { ratio: ratio("import opfs", "import memory") });
+		push(2, "import webaccess", { ratio: ratio("import webaccess", "import memory") });
+		push(3, "frames idle");
+		push(3, "frames opfs", { worst: { goal: 50 } });
+		push(3, "frames memory", { worst: { goal: 50 } });
+
+		const loadAfter = loadavg();
+		const cpu = cpus();
+		console.log(
+			`\nbrowser benchmarks — ${version} (headless, ${chromiumLaunchOptions.executablePath}, ` +
+				`${incognito ? "an off-the-record context of a fresh browser per case: OPFS in memory (--incognito)" : "a fresh browser on a fresh profile on disk per case"}), ` +
+				`Node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
+		);
+		console.log(
+			`commit ${commit}; ` +
+				`${ROUNDS} rounds${quick ? " (--quick)" : ""}; load average ${loadBefore[0]?.toFixed(2)} before, ${loadAfter[0]?.toFixed(2)} after; ` +
+				`${((performance.now() - started) / 1000).toFixed(0)} s in all`,
+		);
+		console.log(
+			`sessions: ${(big.bytes / MB).toFixed(2)} MB (${big.answer.entryCount} entries, context ${big.answer.contextLength} messages) ` +
+				`and ${small.bytes} bytes (${small.answer.entryCount} entries); appended messages ${Math.min(...messageBytes)}–${Math.max(...messageBytes)} bytes of JSON ` +
+				`(mean ${Math.round(messageBytes.reduce((a, b) => a + b, 0) / messageBytes.length)})`,
+		);
+		console.log(
+			`answers checked before every figure: ${[...answersSeen].map(([key, values]) => `${key}: ${[...values].join(" / ")}`).join("; ")}\n`,
+		);
+		printTable(lines);
+		console.log("");
+		console.log(
+			`n: rounds (× timed appends per round). median and range: of the rounds' values (an append round's value is the median of its appends). ` +
+				`Appends: OPFS and memory ${OPFS_BLOCKS} blocks of ${OPFS_BLOCK} per session per round after ${OPFS_WARMUP} untimed; ` +
+				`WebAccess ${WEBACCESS_BLOCKS} blocks of ${WEBACCESS_SMALL_BLOCK} (1 KB) and of ${WEBACCESS_BIG_BLOCK} (100 MB) after ${WEBACCESS_WARMUP} untimed. ` +
+				`Ratios: 100 MB ÷ 1 KB (appends), ÷ memory storage (opens). Worst frames: met when the worst round is under the goal.`,
+		);
+		console.log(
+			`Memory, largest over the rounds: renderer peak = VmHWM of the page's renderer process (page and workers) during the case, reset just before it${run.trackRss ? "" : " (not available here)"}; ` +
+				`worker heap peak = Runtime.getHeapUsage (V8 heap + ArrayBuffer backing stores) of the timed worker, sampled every 20 ms, after a full GC. ` +
+				`Append rows: both workers share one renderer, so its peak is the page's with both sessions open.`,
+		);
+		for (const kind of ["idle", "opfs", "memory"] as const) {
+			const reports = frameNotes.get(kind) ?? [];
+			const tasks = reports.flatMap((report) => report.longTasks);
+			const longFrames = reports.flatMap((report) => report.longFrames);
+			const longest = longFrames.reduce<FrameReport["longFrames"][number] | undefined>(
+				(found, frame) => (found && found.duration >= frame.duration ? found : frame),
+				undefined,
+			);
+			const what = kind === "idle" ? "idle" : `${kind} import + open`;
+			console.log(
+				`${what}: ${fmt(median(reports.map((r) => r.totalMs)))} ms median in all, ` +
+					`${median(reports.map((r) => r.frames))} frames, ${median(reports.map((r) => r.progressCalls))} progress callbacks; ` +
+					`long tasks on the page: ${tasks.length ? `${tasks.length}, longest ${fmt(Math.max(...tasks))} ms` : "none"}; ` +
+					`long animation frames: ${
+						longest
+							? `${longFrames.length}, longest ${fmt(longest.duration)} ms (blocking ${fmt(longest.blockingDuration)} ms; scripts: ${longest.scripts.join(", ") || "none"})`
+							: "none"
+					}`,
+			);
+		}
+	} finally {
+		await server?.close();
+		await rm(outDir, { recursive: true, force: true });
+		for (const cleanup of cleanups) await cleanup();
+	}
+}
+
+await main();
