@@ -68,6 +68,8 @@ export interface OpfsStorage extends Storage {
 const MOVE_LOCK_TAG = "pi-session-tree move:";
 /** Tries of an operation on a file another context has open for a moment (a transient append elsewhere). */
 const BUSY_TRIES = 6;
+/** `File`s kept for reads of files not held here. */
+const KEPT_FILES = 8;
 /** Tries of opening a file whose lock was just granted: a holder that died may not have closed it yet. */
 const LOCKED_FILE_TRIES = 12;
 
@@ -116,6 +118,8 @@ class OpfsFiles {
 	/** The root's OPFS path without a trailing slash (`""` for the OPFS root): names locks. */
 	readonly #rootPath: string;
 	readonly #pinned = new Map<string, Pinned>();
+	/** Files read here and not held, by path (see `#readRange`). */
+	readonly #files = new Map<string, File>();
 	/** When this storage last appended to a file (OPFS leaves `lastModified` at the creation). */
 	readonly #written = new Map<string, number>();
 	/** The last operation queued on each file: changes of one file run one at a time. */
@@ -223,18 +227,41 @@ class OpfsFiles {
 	async #readRange(path: string, start: number, end: number): Promise<Uint8Array> {
 		const kept = this.#pinned.get(path)?.handle;
 		if (kept) return readAt(kept, start, end);
-		const { dir, name } = await this.#parent(path);
 		for (let attempt = 1; ; attempt++) {
-			const file = await (await dir.getFileHandle(name)).getFile();
+			// Reading a session is many ranges of one file: its `File` is kept between them (a range past its
+			// size, as after another tab's appends, takes a fresh one).
+			let file = this.#files.get(path);
+			if (!file || end > file.size) file = await this.#freshFile(path);
 			try {
 				return new Uint8Array(await file.slice(start, Math.max(start, end)).arrayBuffer());
 			} catch (error) {
 				// Replaced or truncated since `getFile`: the next `File` is the file there now (a file that is
 				// gone is `not-found` from `getFileHandle` then).
+				this.#files.delete(path);
 				const stale = isDomError(error, "NotReadableError") || isDomError(error, "NotFoundError");
 				if (!stale || attempt >= BUSY_TRIES) throw error;
 			}
 		}
+	}
+
+	/** The file at `path` as it is now, kept for the next reads (a few files at most). */
+	async #freshFile(path: string): Promise<File> {
+		const { dir, name } = await this.#parent(path);
+		const file = await (await dir.getFileHandle(name)).getFile();
+		this.#files.delete(path);
+		this.#files.set(path, file);
+		for (const old of this.#files.keys()) {
+			if (this.#files.size <= KEPT_FILES) break;
+			this.#files.delete(old);
+		}
+		return file;
+	}
+
+	/** This storage changed the file at `path`: what it knew of its contents is stale. */
+	#changed(path: string, at?: number): void {
+		this.#files.delete(path);
+		if (at === undefined) this.#written.delete(path);
+		else this.#written.set(path, at);
 	}
 
 	#append(path: string, data: Uint8Array, durable: boolean): Promise<void> {
@@ -271,7 +298,7 @@ class OpfsFiles {
 	#write(path: string, handle: SyncAccessHandle, data: Uint8Array, durable: boolean): void {
 		writeAll(handle, data, handle.getSize(), path);
 		if (durable) handle.flush();
-		this.#written.set(path, Date.now());
+		this.#changed(path, Date.now());
 	}
 
 	/** A sync access handle of the file, created if missing (under its move lock, so no exclusive create is undone). */
@@ -306,7 +333,7 @@ class OpfsFiles {
 					// Checked again under the lock: every storage of the origin moves files into this name under it.
 					if (await kindOf(dir, name)) throw existsError(path);
 					await whileBusy(async () => (await temporary.handle()).move(dir, name), BUSY_TRIES);
-					this.#written.delete(path);
+					this.#changed(path);
 					await this.#reopen(path);
 				}),
 			);
@@ -328,7 +355,7 @@ class OpfsFiles {
 					this.#closeHandle(path);
 					try {
 						await whileBusy(() => source.move(dir, name), BUSY_TRIES);
-						this.#written.delete(path);
+						this.#changed(path);
 					} finally {
 						await this.#reopen(path);
 					}
@@ -353,9 +380,8 @@ class OpfsFiles {
 				try {
 					await whileBusy(() => file.move(target.dir, target.name), BUSY_TRIES);
 					const written = this.#written.get(from);
-					this.#written.delete(from);
-					if (written === undefined) this.#written.delete(to);
-					else this.#written.set(to, written);
+					this.#changed(from);
+					this.#changed(to, written);
 				} finally {
 					await this.#reopen(from);
 					await this.#reopen(to);
@@ -409,7 +435,7 @@ class OpfsFiles {
 		await this.#serial([path], async () => {
 			if ((await kindOf(dir, name)) === "directory") throw isDirectoryError(path);
 			this.#closeHandle(path); // removing a file fails while a handle of it is open
-			this.#written.delete(path);
+			this.#changed(path);
 			try {
 				await whileBusy(() => dir.removeEntry(name), BUSY_TRIES);
 			} catch (error) {

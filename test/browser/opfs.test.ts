@@ -228,6 +228,31 @@ describe("opfs storage", () => {
 		}
 	});
 
+	it("a reader keeps seeing what another worker appends to and replaces, range after range", async () => {
+		const root = freshRoot();
+		const writer = storageWorker();
+		const writerId = await writer.open(root);
+		const readerId = await shared.open(root);
+		const reader = forwarded(shared, readerId);
+		try {
+			await writer.call(writerId, "createExclusive", ["/s.jsonl", [encoder.encode("one\n")], false]);
+			await writer.acquire(writerId, "/s.jsonl");
+			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 4))).toBe("one\n");
+			await writer.call(writerId, "append", ["/s.jsonl", encoder.encode("two\n"), false]);
+			// Within the size read before, then past it: the bytes there now.
+			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 4))).toBe("one\n");
+			expect(decoder.decode(await reader.readRange("/s.jsonl", 4, 100))).toBe("two\n");
+			await writer.call(writerId, "replace", ["/s.jsonl", [encoder.encode("ONE\nTWO\n")]]);
+			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 4))).toBe("ONE\n");
+			await writer.release(writerId, "/s.jsonl");
+			await reader.append("/s.jsonl", encoder.encode("three\n"), false);
+			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 100))).toBe("ONE\nTWO\nthree\n");
+		} finally {
+			await writer.close(writerId);
+			await shared.close(readerId);
+		}
+	});
+
 	it("a file created or replaced is never seen partly written by another worker", async () => {
 		const root = freshRoot();
 		const writer = storageWorker();
