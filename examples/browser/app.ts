@@ -142,7 +142,7 @@ export class App implements SessionActions {
 		this.#open = session;
 		this.#leafId = session.leafId;
 		this.#selectedId ??= session.leafId;
-		this.#layout = layoutTree(outline);
+		this.#layout = await layoutTree(outline, nextTask);
 		await nextTask();
 		renderSessionHeader(this.#elements.sessionHeader, session, note);
 		this.#tree.show(this.#layout, this.#marks(), sameSession);

@@ -3,7 +3,7 @@
  * side branch then sits right under its branch point; the long line the session went on with follows
  * it, instead of coming 60,000 rows further down). A row is indented only where the tree forks, so a
  * linear run stays in one column however long. Built in typed arrays indexed by outline position, without
- * recursion (a session's tree is as deep as the session is long): laying out 60,000 entries takes a few
+ * recursion (a session's tree is as deep as the session is long): laying out 60,000 entries takes 10–30
  * milliseconds and leaves little for the garbage collector.
  */
 import type { OutlineNode } from "pi-session-tree";
@@ -28,17 +28,30 @@ export interface TreeLayout {
 	branchSummaries: number;
 }
 
-/** Lay out an outline (file order, as `engine.getOutline` gives it). */
-export function layoutTree(nodes: readonly OutlineNode[]): TreeLayout {
+/** Entries laid out between two pauses: each stretch is a short task for the page. */
+const STRETCH = 10_000;
+
+/**
+ * Lay out an outline (file order, as `engine.getOutline` gives it). `pause` is awaited between stretches
+ * of work (the app passes "until the next task", so the page draws frames while a long session is laid out).
+ */
+export async function layoutTree(
+	nodes: readonly OutlineNode[],
+	pause: () => Promise<void> = async () => undefined,
+): Promise<TreeLayout> {
 	const n = nodes.length;
 	const indexOf = new Map<string, number>();
-	for (let i = 0; i < n; i++) indexOf.set((nodes[i] as OutlineNode).id, i);
+	for (let i = 0; i < n; i++) {
+		indexOf.set((nodes[i] as OutlineNode).id, i);
+		if (i % STRETCH === STRETCH - 1) await pause();
+	}
 	const parent = new Int32Array(n).fill(-1);
 	const childCount = new Int32Array(n);
 	let branchPoints = 0;
 	let compactions = 0;
 	let branchSummaries = 0;
 	for (let i = 0; i < n; i++) {
+		if (i % STRETCH === STRETCH - 1) await pause();
 		const node = nodes[i] as OutlineNode;
 		const p = node.parentId === null ? undefined : indexOf.get(node.parentId);
 		if (p !== undefined && p !== i) {
@@ -49,13 +62,16 @@ export function layoutTree(nodes: readonly OutlineNode[]): TreeLayout {
 		if (node.type === "compaction") compactions++;
 		if (node.type === "branch_summary") branchSummaries++;
 	}
+	await pause();
 	const { start, children, roots } = childLists(parent, childCount);
 	const size = subtreeSizes(roots, start, children);
+	await pause();
 	const bySize = (a: number, b: number) => (size[a] as number) - (size[b] as number) || a - b; // ties: file order
 	for (let p = 0; p < n; p++) {
 		if ((childCount[p] as number) > 1) children.subarray(start[p], start[p + 1]).sort(bySize);
 	}
 	roots.sort(bySize);
+	await pause();
 	const rows = depthFirst(roots, start, children, n);
 	return { nodes, ...rows, parent, indexOf, branchPoints, compactions, branchSummaries };
 }
