@@ -7,11 +7,12 @@
  * const storage = createNodeStorage();
  * @module
  */
-import { randomUuid } from "../src/ids.ts";
+
 import * as fs from "node:fs";
 import { homedir, hostname } from "node:os";
 import { resolve as resolvePath } from "node:path";
 import { threadId } from "node:worker_threads";
+import { randomUuid } from "../src/ids.ts";
 import { isLockHeldHere, lockFiles, lockFilesSync } from "../src/lock-files.ts";
 import { isDeadThread } from "../src/lock-threads.ts";
 import { resolveAgentDir } from "../src/paths.ts";

@@ -10,8 +10,9 @@
  * const engine = new Engine({ storage, locks: createWebLocks({ label: "the editor tab" }), agentDir: "/pi/agent" });
  * @module
  */
-import { randomUuid } from "../src/ids.ts";
+
 import { SessionLockedError } from "../src/errors.ts";
+import { randomUuid } from "../src/ids.ts";
 import type { HeldLock, LockOwner, WriterLocks } from "../src/writer-lock.ts";
 
 /** The default prefix of writer lock names: the lock of `/a/b.jsonl` is `pi-session-tree:/a/b.jsonl`. */

@@ -8,9 +8,10 @@
  * void exposeEngine({ storages: { ...stockStorages, mine: async () => ({ storage: await myStorage(), agentDir: "/pi" }) } });
  * @module
  */
-import { randomUuid } from "../src/ids.ts";
+
 import * as Comlink from "comlink";
 import { Engine, type EngineOptions } from "../src/engine.ts";
+import { randomUuid } from "../src/ids.ts";
 import { markThreadDead } from "../src/lock-threads.ts";
 import { runBatch } from "./worker-batch.ts";
 import { guardedEndpoint } from "./worker-channel.ts";

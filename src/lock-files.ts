@@ -4,8 +4,9 @@
  * one is refused with `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
  * @module
  */
-import { randomUuid } from "./ids.ts";
+
 import { SessionLockedError } from "./errors.ts";
+import { randomUuid } from "./ids.ts";
 import { io, isStorageError, runTask, runTaskSync, type Storage, type SyncStorage, type Task } from "./storage.ts";
 import type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";
 

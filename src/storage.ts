@@ -8,8 +8,9 @@
  * `SyncStorage`. So every persistence rule exists once, whichever way it is driven.
  * @module
  */
-import { randomUuid } from "./ids.ts";
+
 import { StorageError, type StorageErrorCode } from "./errors.ts";
+import { randomUuid } from "./ids.ts";
 
 export { StorageError, type StorageErrorCode };
 
