@@ -107,16 +107,7 @@ describe("a stale lock file that is still empty", () => {
 		for (let round = 0; round < 40; round++) {
 			const path = `/s/s${round}.jsonl`;
 			await storage.createExclusive(`${path}.lock`, [], false);
-			// An empty lock this realm never held is judged by its age: make every check see it as old.
-			const stat = storage.stat.bind(storage);
-			const aged: Storage = {
-				...storage,
-				stat: async (p) => {
-					const found = await stat(p);
-					return found && p.endsWith(".lock") ? { ...found, mtimeMs: found.mtimeMs - 60_000 } : found;
-				},
-			};
-			await expectOneWinner(lockFiles(aged, realmLockIdentity), path, 4);
+			await expectOneWinner(lockFiles(withOldLocks(storage), realmLockIdentity), path, 4);
 		}
 		expect(locks).toBeDefined();
 	});
@@ -128,14 +119,7 @@ describe("a stale lock file that is still empty", () => {
 		const storage: Storage = await createMemoryStorage();
 		await storage.mkdir("/s");
 		await storage.createExclusive("/s/a.jsonl.lock", [], false);
-		const stat = storage.stat.bind(storage);
-		const aged: Storage = {
-			...storage,
-			stat: async (p) => {
-				const found = await stat(p);
-				return found && p.endsWith(".lock") ? { ...found, mtimeMs: found.mtimeMs - 60_000 } : found;
-			},
-		};
+		const aged = withOldLocks(storage);
 		const a = new Stepper(acquireLock("/s/a.jsonl", realmLockIdentity), aged);
 		const b = new Stepper(acquireLock("/s/a.jsonl", realmLockIdentity), aged);
 		// Each finds the lock taken, unreadable and old.
@@ -155,6 +139,21 @@ describe("a stale lock file that is still empty", () => {
 		expect(await readOwnerOf(storage, "/s/a.jsonl.lock")).toBe((a.outcome as { value: HeldLock }).value.owner.token);
 	});
 });
+
+/**
+ * `storage`, with every lock file seen as a minute old: an empty lock this realm never
+ * held is judged by its age.
+ */
+function withOldLocks(storage: Storage): Storage {
+	const stat = storage.stat.bind(storage);
+	return {
+		...storage,
+		stat: async (path) => {
+			const found = await stat(path);
+			return found && path.endsWith(".lock") ? { ...found, mtimeMs: found.mtimeMs - 60_000 } : found;
+		},
+	};
+}
 
 /** A task driven one storage operation at a time, so a test can interleave two of them exactly. */
 class Stepper<T> {

@@ -136,6 +136,25 @@ engineConformance(
 	suiteOptions,
 );
 
+/**
+ * A writer storage in a worker of its own and a reader (the shared worker's, through a forwarding
+ * `Storage`) on one fresh root, for `body`; both closed after.
+ */
+async function withWriterAndReader(
+	body: (sides: { writer: ReturnType<typeof storageWorker>; writerId: number; reader: Storage }) => Promise<void>,
+): Promise<void> {
+	const root = freshRoot();
+	const writer = storageWorker();
+	const writerId = await writer.open(root);
+	const readerId = await shared.open(root);
+	try {
+		await body({ writer, writerId, reader: forwarded(shared, readerId) });
+	} finally {
+		await writer.close(writerId);
+		await shared.close(readerId);
+	}
+}
+
 describe("opfs storage", () => {
 	it("rejects on the page, saying it must run in a dedicated worker", async () => {
 		const error = await rejection(createOpfsStorage({ root: freshRoot() }));
@@ -197,13 +216,8 @@ describe("opfs storage", () => {
 		expect([unlocked.small.bytesRead, unlocked.small.bytesWritten]).toEqual([0, 10 * line]);
 	});
 
-	it("a file another worker has open for writing can be read there, and changing it is refused clearly", async () => {
-		const root = freshRoot();
-		const writer = storageWorker();
-		const writerId = await writer.open(root);
-		const readerId = await shared.open(root);
-		const reader = forwarded(shared, readerId);
-		try {
+	it("a file another worker has open for writing can be read there, and changing it is refused clearly", () =>
+		withWriterAndReader(async ({ writer, writerId, reader }) => {
 			await writer.call(writerId, "createExclusive", ["/s.jsonl", [encoder.encode("one\n")], false]);
 			await writer.acquire(writerId, "/s.jsonl");
 			await writer.call(writerId, "append", ["/s.jsonl", encoder.encode("two\n"), false]);
@@ -222,19 +236,10 @@ describe("opfs storage", () => {
 			await writer.release(writerId, "/s.jsonl");
 			await reader.append("/s.jsonl", encoder.encode("three\n"), false);
 			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 100))).toBe("one\ntwo\nthree\n");
-		} finally {
-			await writer.close(writerId);
-			await shared.close(readerId);
-		}
-	});
+		}));
 
-	it("a reader keeps seeing what another worker appends to and replaces, range after range", async () => {
-		const root = freshRoot();
-		const writer = storageWorker();
-		const writerId = await writer.open(root);
-		const readerId = await shared.open(root);
-		const reader = forwarded(shared, readerId);
-		try {
+	it("a reader keeps seeing what another worker appends to and replaces, range after range", () =>
+		withWriterAndReader(async ({ writer, writerId, reader }) => {
 			await writer.call(writerId, "createExclusive", ["/s.jsonl", [encoder.encode("one\n")], false]);
 			await writer.acquire(writerId, "/s.jsonl");
 			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 4))).toBe("one\n");
@@ -247,11 +252,7 @@ describe("opfs storage", () => {
 			await writer.release(writerId, "/s.jsonl");
 			await reader.append("/s.jsonl", encoder.encode("three\n"), false);
 			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 100))).toBe("ONE\nTWO\nthree\n");
-		} finally {
-			await writer.close(writerId);
-			await shared.close(readerId);
-		}
-	});
+		}));
 
 	it("a file created or replaced is never seen partly written by another worker", async () => {
 		const root = freshRoot();
