@@ -247,7 +247,11 @@ class OpfsFiles {
 	/** The file at `path` as it is now, kept for the next reads (a few files at most). */
 	async #freshFile(path: string): Promise<File> {
 		const { dir, name } = await this.#parent(path);
-		const file = await (await dir.getFileHandle(name)).getFile();
+		return this.#keep(path, await (await dir.getFileHandle(name)).getFile());
+	}
+
+	/** Keep `file` as the one at `path` for the next reads (the oldest kept goes past `KEPT_FILES`). */
+	#keep(path: string, file: File): File {
 		this.#files.delete(path);
 		this.#files.set(path, file);
 		for (const old of this.#files.keys()) {
@@ -395,7 +399,8 @@ class OpfsFiles {
 		try {
 			const { dir, name } = await this.#parent(path);
 			try {
-				const file = await (await dir.getFileHandle(name)).getFile();
+				// Kept: an open reads the file next, from the start.
+				const file = this.#keep(path, await (await dir.getFileHandle(name)).getFile());
 				const mtimeMs = Math.max(file.lastModified, this.#written.get(path) ?? 0);
 				return { size: file.size, mtimeMs, isFile: true, isDirectory: false };
 			} catch (error) {

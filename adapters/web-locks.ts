@@ -13,6 +13,7 @@
 
 import { SessionLockedError } from "../src/errors.ts";
 import { randomUuid } from "../src/ids.ts";
+import { realmHeldLocks } from "../src/lock-files.ts";
 import type { HeldLock, LockOwner, WriterLocks } from "../src/writer-lock.ts";
 
 /** The default prefix of writer lock names: the lock of `/a/b.jsonl` is `pi-session-tree:/a/b.jsonl`. */
@@ -43,13 +44,10 @@ export function webLockName(path: string, prefix: string = WEB_LOCK_PREFIX): str
 type OwnerRecord = [lockName: string, owner: LockOwner, label: string | undefined];
 
 /**
- * Tokens of the locks this realm holds, on the realm's global object (as lock-files.ts does), so that an
+ * Tokens of the locks this realm holds (shared with lock files, on the realm's global object), so that an
  * error can say the holder is this very tab or worker, whichever copy of this module took it.
  */
-const realmGlobals = globalThis as Record<symbol, Set<string> | undefined>;
-const HELD_WEB_LOCKS = Symbol.for("pi-session-tree.heldWebLocks");
-realmGlobals[HELD_WEB_LOCKS] ??= new Set<string>();
-const heldHere: Set<string> = realmGlobals[HELD_WEB_LOCKS];
+const heldHere = realmHeldLocks;
 
 /** A lock taken here: how to let it go, and how to tell the browser has. */
 interface Holding {

@@ -108,7 +108,7 @@ function connectWeb(worker: Worker): Connection {
 
 /**
  * Start the engine in a new worker and return its proxy. `storage` names one of the worker's storage
- * factories (the stock worker: `"node"` or `"memory"`). Pass `worker` to use a Worker you made yourself:
+ * factories (the stock worker: `"node"`, `"memory"` or `"opfs"`). Pass `worker` to use a Worker you made yourself:
  * a module `Worker` of `pi-session-tree/worker-entry` or of your own entry (`pi-session-tree/worker-host`),
  * for example with your bundler's `new Worker(new URL(...))` pattern, or on Node a `worker_threads`
  * Worker of it (for example with `resourceLimits`). If the worker dies, every call waiting on it and every
@@ -185,7 +185,7 @@ export async function startEngineWorker(
 
 /**
  * The stock worker in a browser: the bundled browser worker next to this module, written as bundlers
- * expect to find a worker (Vite, webpack and Parcel then bundle it and rewrite the URL). Where it is not
+ * expect to find a worker (Vite then bundles it and rewrites the URL; webpack and Parcel know the form). Where it is not
  * there (esbuild copies no worker files), the same worker from its source text (`worker-inline.ts`).
  */
 async function startBrowserWorker(): Promise<Worker> {
@@ -285,9 +285,8 @@ function loaded(worker: Worker): Promise<Event | undefined> {
  * failed fetch of a worker without any detail; a bundler may have moved it, and then says why itself).
  */
 async function whyNotLoaded(failure: Event | Error): Promise<string> {
-	if (!(failure instanceof Event)) return describe(failure);
 	const { error, message } = failure as Partial<ErrorEvent>;
-	if (error || message) return describeEvent(failure);
+	if (!(failure instanceof Event) || error || message) return describeFailure(failure);
 	const url = new URL(BROWSER_WORKER, import.meta.url);
 	try {
 		const response = await fetch(url);

@@ -13,14 +13,16 @@ import type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } 
 export { SessionLockedError };
 
 /**
- * Tokens of the locks this JavaScript realm holds now, so it can tell its live locks from leftovers. Kept
- * on the realm's global object, so that two copies of this module in one realm (a package installed twice,
- * a dev server's hot reload) see each other's locks as live instead of taking them over.
+ * Tokens of the writer locks this JavaScript realm holds now, of every kind (lock files here, Web Locks in
+ * web-locks.ts), so it can tell its live locks from leftovers and name itself as a holder. Kept on the
+ * realm's global object, so that two copies of this module in one realm (a package installed twice, a dev
+ * server's hot reload) see each other's locks as live instead of taking them over.
  */
 const realmGlobals = globalThis as Record<symbol, Set<string> | undefined>;
 const HELD_LOCKS = Symbol.for("pi-session-tree.heldLocks");
 realmGlobals[HELD_LOCKS] ??= new Set<string>();
-const heldHere: Set<string> = realmGlobals[HELD_LOCKS];
+export const realmHeldLocks: Set<string> = realmGlobals[HELD_LOCKS];
+const heldHere = realmHeldLocks;
 
 /** Whether this realm currently holds the lock with this token. */
 export function isLockHeldHere(token: string): boolean {
