@@ -7,7 +7,8 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build, preview } from "vite";
+import { build } from "vite";
+import { type Served, serveStatic } from "../../test/support/vite-servers.ts";
 
 const pageDir = fileURLToPath(new URL("./page", import.meta.url));
 /** Build page/ into `outDir` (emptied first). */
@@ -31,20 +32,10 @@ export async function addFile(outDir: string, name: string, content: string | Ui
 }
 
 /** Serve a built page (and the files added to it) on 127.0.0.1; the page's URL, and how to stop. */
-export async function servePage(outDir: string): Promise<{ url: string; close: () => Promise<void> }> {
-	const server = await preview({
-		root: pageDir,
-		configFile: false,
+export function servePage(outDir: string): Promise<Served> {
+	return serveStatic(pageDir, outDir, {
 		logLevel: "warn",
-		build: { outDir },
 		// Cross-origin isolated, so that the page's and the worker's `performance.now()` tick in 5 µs, not 100 µs.
-		preview: {
-			port: 0,
-			host: "127.0.0.1",
-			headers: { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" },
-		},
+		headers: { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" },
 	});
-	const url = server.resolvedUrls?.local[0];
-	if (!url) throw new Error("the preview server gave no URL");
-	return { url, close: () => server.close() };
 }

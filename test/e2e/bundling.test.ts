@@ -10,10 +10,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build as esbuild } from "esbuild";
 import type { Browser } from "playwright";
-import { build, createLogger, createServer, preview } from "vite";
+import { build, createLogger, type Logger } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium.ts";
 import { stagePackage } from "../support/stage-package.ts";
+import { serveDev, serveStatic as serveFiles } from "../support/vite-servers.ts";
 
 const app = fileURLToPath(new URL("./app", import.meta.url));
 
@@ -55,24 +56,24 @@ async function visit(url: string): Promise<Outcome> {
 }
 
 /**
- * Serve `dir` as static files (Vite's preview server), closed after the tests; `"spa"` answers a missing
- * file with index.html, as many servers do.
+ * Serve `dir` as static files, closed after the tests; `"spa"` answers a missing file with index.html, as
+ * many servers do.
  */
 async function serveStatic(
 	dir: string,
 	appType: "spa" | "mpa" = "spa",
 	headers: Record<string, string> = {},
 ): Promise<string> {
-	const server = await preview({
-		root: project,
-		configFile: false,
-		appType,
-		logLevel: "silent",
-		build: { outDir: dir },
-		preview: { port: 0, host: "127.0.0.1", headers },
-	});
+	const server = await serveFiles(project, dir, { appType, headers });
 	closers.push(() => server.close());
-	return server.resolvedUrls?.local[0] as string;
+	return server.url;
+}
+
+/** A Vite dev server on the project, closed after the tests. */
+async function serveProject(options: { customLogger?: Logger } = {}): Promise<string> {
+	const server = await serveDev(project, options);
+	closers.push(() => server.close());
+	return server.url;
 }
 
 const worked = { ok: true, messages: 2, reopened: null };
@@ -84,15 +85,7 @@ describe("an app importing pi-session-tree/worker, with no bundler configuration
 		customLogger.warn = (message) => warnings.push(message);
 		customLogger.warnOnce = (message) => warnings.push(message);
 		customLogger.error = (message) => warnings.push(message);
-		const server = await createServer({
-			root: project,
-			configFile: false,
-			customLogger,
-			server: { port: 0, host: "127.0.0.1" },
-		});
-		closers.push(() => server.close());
-		await server.listen();
-		const { result, workers } = await visit(server.resolvedUrls?.local[0] as string);
+		const { result, workers } = await visit(await serveProject({ customLogger }));
 		expect(result).toEqual(worked);
 		// The package's own worker file, not the source-text fallback.
 		expect(workers).toEqual([
@@ -115,15 +108,7 @@ describe("an app importing pi-session-tree/worker, with no bundler configuration
 	});
 
 	it("runs with a Worker the app makes from pi-session-tree/worker-entry (Vite's ?worker), in dev and built", async () => {
-		const server = await createServer({
-			root: project,
-			configFile: false,
-			logLevel: "silent",
-			server: { port: 0, host: "127.0.0.1" },
-		});
-		closers.push(() => server.close());
-		await server.listen();
-		const dev = await visit(`${server.resolvedUrls?.local[0]}custom.html`);
+		const dev = await visit(`${await serveProject()}custom.html`);
 		expect(dev.result).toEqual(worked);
 		expect(dev.workers).toEqual([expect.stringMatching(/worker-entry\.browser\.js\?worker_file/)]);
 		const outDir = join(project, "out-vite-custom");

@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser } from "playwright";
-import { createServer, type ViteDevServer } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium.ts";
 import { fencedBlocks } from "../support/readme-blocks.ts";
 import { stagePackage } from "../support/stage-package.ts";
+import { type Served, serveDev } from "../support/vite-servers.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const blocks = fencedBlocks(await readFile(join(root, "README.md"), "utf8")).filter(
@@ -22,7 +22,7 @@ const blocks = fencedBlocks(await readFile(join(root, "README.md"), "utf8")).fil
 
 let browser: Browser;
 let project: string;
-let server: ViteDevServer;
+let server: Served;
 
 beforeAll(async () => {
 	project = await mkdtemp(join(tmpdir(), "pi-readme-browser-"));
@@ -42,13 +42,7 @@ import("./${name}.ts").then(
 </script></body></html>\n`,
 		);
 	}
-	server = await createServer({
-		root: project,
-		configFile: false,
-		logLevel: "silent",
-		server: { port: 0, host: "127.0.0.1" },
-	});
-	await server.listen();
+	server = await serveDev(project);
 	browser = await launchChromium();
 }, 120_000);
 
@@ -70,7 +64,7 @@ describe("README.md browser blocks", () => {
 				const page = await context.newPage();
 				const errors: string[] = [];
 				page.on("pageerror", (error) => errors.push(error.message));
-				await page.goto(`${server.resolvedUrls?.local[0]}readme-line-${block.line}.html`);
+				await page.goto(`${server.url}readme-line-${block.line}.html`);
 				const result = await page.waitForFunction(() => document.body.dataset.result, null, { timeout: 60_000 });
 				expect(await result.jsonValue()).toBe("finished");
 				expect(errors).toEqual([]);

@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BrowserContext, Page } from "playwright";
-import { preview } from "vite";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { launchPersistentChromium } from "../support/chromium.ts";
 import { stagePackage } from "../support/stage-package.ts";
+import { serveStatic } from "../support/vite-servers.ts";
 
 const app = fileURLToPath(new URL("./app", import.meta.url));
 
@@ -25,14 +25,8 @@ beforeAll(async () => {
 	project = await mkdtemp(join(tmpdir(), "pi-tabs-"));
 	await cp(app, project, { recursive: true });
 	await stagePackage(project);
-	const server = await preview({
-		root: project,
-		configFile: false,
-		logLevel: "silent",
-		build: { outDir: project },
-		preview: { port: 0, host: "127.0.0.1" },
-	});
-	origin = server.resolvedUrls?.local[0] as string;
+	const server = await serveStatic(project, project);
+	origin = server.url;
 	close = () => server.close();
 }, 120_000);
 

@@ -7,15 +7,13 @@ import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build, createServer, preview } from "vite";
+import { build } from "vite";
 import { stagePackage } from "../../support/stage-package.ts";
+import { type Served, serveDev as serveDevServer, serveStatic } from "../../support/vite-servers.ts";
+
+export type { Served };
 
 const example = fileURLToPath(new URL("../../../examples/browser", import.meta.url));
-
-export interface Served {
-	url: string;
-	close(): Promise<void>;
-}
 
 /** A fresh copy of the example with the package staged; `remove` deletes it. */
 export async function copyExample(): Promise<{ project: string; remove(): Promise<void> }> {
@@ -29,27 +27,13 @@ export async function copyExample(): Promise<{ project: string; remove(): Promis
 }
 
 /** The Vite dev server on `project`. */
-export async function serveDev(project: string): Promise<Served> {
-	const server = await createServer({
-		root: project,
-		configFile: false,
-		logLevel: "error",
-		server: { port: 0, host: "127.0.0.1" },
-	});
-	await server.listen();
-	return { url: server.resolvedUrls?.local[0] as string, close: () => server.close() };
+export function serveDev(project: string): Promise<Served> {
+	return serveDevServer(project, { logLevel: "error" });
 }
 
 /** `vite build` of `project`, served by Vite's preview server. */
 export async function serveBuilt(project: string): Promise<Served> {
 	const outDir = join(project, "dist");
 	await build({ root: project, configFile: false, logLevel: "error", build: { outDir, emptyOutDir: true } });
-	const server = await preview({
-		root: project,
-		configFile: false,
-		logLevel: "error",
-		build: { outDir },
-		preview: { port: 0, host: "127.0.0.1" },
-	});
-	return { url: server.resolvedUrls?.local[0] as string, close: () => server.close() };
+	return serveStatic(project, outDir, { logLevel: "error" });
 }
