@@ -38,11 +38,16 @@ export interface ContextPage {
 	model: ModelRef | null;
 }
 
-/** Which page of a context: of `leafId` (default: the current leaf), from `offset`, at most `limit`. */
+/**
+ * Which page of a context: of `leafId` (default: the current leaf), from `offset`, at most `limit`; or,
+ * with `last`, the last `last` messages (the page a UI shows first; `offset` and `limit` are then ignored).
+ * The answer's `offset` and `total` say where older pages start.
+ */
 export interface ContextPageRequest {
 	leafId?: string | null;
 	offset?: number;
 	limit?: number;
+	last?: number;
 }
 
 /**
@@ -75,12 +80,19 @@ function pageBound(value: number, name: string): number {
 	return Math.max(0, Math.floor(value));
 }
 
+/** The messages `[offset, end)` a page request asks for, of a context of `total` messages. */
+export function pageRange(page: ContextPageRequest, total: number): { offset: number; end: number } {
+	if (page.last !== undefined) return { offset: Math.max(0, total - pageBound(page.last, "last")), end: total };
+	const offset = Math.min(total, pageBound(page.offset ?? 0, "offset"));
+	const end = page.limit === undefined ? total : Math.min(total, offset + pageBound(page.limit, "limit"));
+	return { offset, end };
+}
+
 /** A page of the model context of `page.leafId` (default: the current leaf). */
 export function contextPage(tree: SessionTree, page: ContextPageRequest): ContextPage {
 	const context = tree.buildSessionProjection(page.leafId);
 	const total = context.messages.length;
-	const offset = Math.min(total, pageBound(page.offset ?? 0, "offset"));
-	const end = page.limit === undefined ? undefined : offset + pageBound(page.limit, "limit");
+	const { offset, end } = pageRange(page, total);
 	const entryIds = context.entries.flatMap(({ sourceEntry, messages }) => messages.map(() => sourceEntry.id));
 	return {
 		messages: context.messages.slice(offset, end),

@@ -29,7 +29,7 @@ import { UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { defaultSessionDir, dirname, sessionsRoot } from "./paths.ts";
-import { type Durability, type OpenReport, Session } from "./session.ts";
+import { type Durability, type LoadMode, type OpenReport, Session } from "./session.ts";
 import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import type { SessionTree } from "./tree.ts";
 import type { WriterLocks } from "./writer-lock.ts";
@@ -89,6 +89,11 @@ export interface OpenSessionOptions {
 	sessionDir?: string;
 	cwd?: string;
 	durability?: Durability;
+	/**
+	 * `"lazy"` (the engine's default: every read of the engine is asynchronous anyway) indexes the structure
+	 * while opening and decodes bodies when a read asks for them; `"full"` decodes everything at once.
+	 */
+	load?: LoadMode;
 }
 
 /** The tree's appends, by handle, each resolving with the new entry's id once it is written. */

@@ -30,6 +30,7 @@ export {
 } from "./context.ts";
 export type {
 	ContextPage,
+	ContextPageRequest,
 	CreateSessionOptions,
 	EngineOptions,
 	OpenSessionOptions,
@@ -71,7 +72,7 @@ export {
 	sessionsRoot,
 	validateSessionId,
 } from "./paths.ts";
-export type { CreateOptions, Durability, OpenOptions, OpenReport, SessionOptions } from "./session.ts";
+export type { CreateOptions, Durability, LoadMode, OpenOptions, OpenReport, SessionOptions } from "./session.ts";
 export { Session, SessionClosedError, SessionNotFoundError, SessionReadOnlyError } from "./session.ts";
 export type {
 	DirEntry,

@@ -29,7 +29,17 @@ export interface OpenOptions extends ReadOptions {
 	sessionDir?: string;
 	/** Working directory to use instead of the header's. */
 	cwd?: string;
+	/**
+	 * `"full"` (the default of `Session.open`) decodes every entry while opening, so `session.tree` answers
+	 * everything synchronously. `"lazy"` indexes the structure only and decodes bodies when a read asks for
+	 * them (the session's asynchronous reads; `session.tree` then throws `EntryNotLoadedError` for bodies not
+	 * decoded yet): memory grows with the number of entries, not with the bytes.
+	 */
+	load?: LoadMode;
 }
+
+/** How much of a file opening decodes: everything, or the structure only (see `OpenOptions.load`). */
+export type LoadMode = "lazy" | "full";
 
 /** What opening a file does, decided from the file as read. */
 export type OpeningPlan =

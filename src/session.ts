@@ -11,14 +11,14 @@ import type { SessionHeader } from "./entries.ts";
 import { SessionClosedError, SessionNotFoundError, SessionReadOnlyError } from "./errors.ts";
 import { branchIntoNewFile, forkFromTask } from "./fork.ts";
 import { lockFiles, realmLockIdentity } from "./lock-files.ts";
-import { newSessionCore, type OpenOptions, openSessionFile, prepareToOpen } from "./open-session.ts";
+import { type LoadMode, newSessionCore, type OpenOptions, openSessionFile, prepareToOpen } from "./open-session.ts";
 import type { OpenReport, SessionCore } from "./session-core.ts";
 import { SessionCore as Core } from "./session-core.ts";
 import { runTask, type Storage } from "./storage.ts";
 import type { NewSessionOptions, SessionTree } from "./tree.ts";
 import type { HeldLock, WriterLocks } from "./writer-lock.ts";
 
-export type { OpenOptions, OpenReport };
+export type { LoadMode, OpenOptions, OpenReport };
 export { SessionClosedError, SessionNotFoundError, SessionReadOnlyError };
 
 /**
