@@ -10,6 +10,7 @@ import type { Engine } from "../src/engine.ts";
 import { type ErrorData, errorToData } from "../src/error-data.ts";
 import {
 	EntryNotFoundError,
+	EntryNotLoadedError,
 	HeaderTooLongError,
 	InvalidContextEditError,
 	InvalidSessionPathError,
@@ -253,6 +254,7 @@ export function thrownToWire(value: unknown): WireThrown {
 /** The classes errors are rebuilt as, by name; any other name gives an `Error` with that name. */
 const ERROR_CLASSES: Record<string, new (...args: never[]) => Error> = {
 	EntryNotFoundError,
+	EntryNotLoadedError,
 	HeaderTooLongError,
 	InvalidContextEditError,
 	InvalidSessionPathError,

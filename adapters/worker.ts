@@ -17,6 +17,7 @@
 // page catches them without loading the package root.
 export {
 	EntryNotFoundError,
+	EntryNotLoadedError,
 	HeaderTooLongError,
 	InvalidContextEditError,
 	InvalidSessionPathError,

@@ -220,7 +220,7 @@ export function projectContextEntry(entry: SessionEntry, edit: ContextEditEntry 
  * The latest context edit of each target among `entries`. An edit without a replacement (only a damaged
  * file has one; pi throws on it) is no edit.
  */
-function latestEdits(entries: readonly SessionEntry[]): Map<string, ContextEditEntry> {
+export function latestEdits(entries: readonly SessionEntry[]): Map<string, ContextEditEntry> {
 	const edits = new Map<string, ContextEditEntry>();
 	for (const entry of entries) {
 		if (entry.type === "context_edit" && entry.replacement !== undefined) edits.set(entry.targetId, entry);
@@ -228,30 +228,56 @@ function latestEdits(entries: readonly SessionEntry[]): Map<string, ContextEditE
 	return edits;
 }
 
+/** The messages the entry at `index` of a path's context entries contributes, `edit` applied. */
+export function contextMessagesAt(
+	entry: SessionEntry,
+	index: number,
+	edit: ContextEditEntry | undefined,
+): AgentMessage[] {
+	// An older compaction kept in the newest one's range contributes none.
+	return entry.type === "compaction" && index > 0 ? [] : projectContextEntry(entry, edit);
+}
+
 /**
  * The projection of a path that is already built: the entries in context, each with the messages it
- * contributes after context edits (an older compaction kept in the newest one's range contributes none),
- * and the settings at its end.
+ * contributes after context edits, and the settings at its end. `whole` gives the whole entry of each
+ * entry in context (a lazily read tree's path holds the structure of deferred entries: enough for the
+ * choice of entries and the settings, which it reads).
  */
-export function projectionOfPath(path: readonly SessionEntry[]): SessionProjection {
-	const contextEntries = contextEntriesOfPath(path);
+export function projectionOfPath(
+	path: readonly SessionEntry[],
+	whole?: (entry: SessionEntry) => SessionEntry,
+): SessionProjection {
+	const inContext = contextEntriesOfPath(path);
+	const contextEntries = whole ? inContext.map(whole) : inContext;
 	const edits = latestEdits(contextEntries);
 	const entries = contextEntries.map(
 		(sourceEntry, index): ProjectedSessionEntry => ({
 			sourceEntry,
-			messages:
-				sourceEntry.type === "compaction" && index > 0
-					? []
-					: projectContextEntry(sourceEntry, edits.get(sourceEntry.id)),
+			messages: contextMessagesAt(sourceEntry, index, edits.get(sourceEntry.id)),
 		}),
 	);
 	return { entries, messages: entries.flatMap((entry) => entry.messages), ...getSessionContextSettings(path) };
 }
 
-/** The context of a path that is already built. */
-export function contextOfPath(path: readonly SessionEntry[]): SessionContext {
-	const { messages, thinkingLevel, model } = projectionOfPath(path);
+/** The context of a path that is already built (`whole` as for `projectionOfPath`). */
+export function contextOfPath(
+	path: readonly SessionEntry[],
+	whole?: (entry: SessionEntry) => SessionEntry,
+): SessionContext {
+	const { messages, thinkingLevel, model } = projectionOfPath(path, whole);
 	return { messages, thinkingLevel, model };
+}
+
+/**
+ * The system messages in the context of a path, in order: those of system message entries and of the
+ * leading compaction. Context edits never change them, and neither kind is ever deferred, so a lazily
+ * read path's structure gives them.
+ */
+export function systemMessagesOfPath(path: readonly SessionEntry[]): AgentMessage[] {
+	return contextEntriesOfPath(path)
+		.filter((entry, index) => (entry.type === "compaction" && index === 0) || isSystemMessageEntry(entry))
+		.flatMap((entry) => sessionEntryToContextMessages(entry).filter((message) => message.role === "system"));
 }
 
 /**

@@ -2,7 +2,8 @@
  * The engine's cheap views of a session's tree: the outline of a navigator, and pages of a model context.
  * @module
  */
-import type { AgentMessage, ModelRef } from "./entries.ts";
+import { contextEntriesOfPath, contextMessagesAt, getSessionContextSettings, latestEdits } from "./context.ts";
+import type { AgentMessage, ContextEditEntry, ModelRef, SessionEntry } from "./entries.ts";
 import type { SessionTree } from "./tree.ts";
 
 /** One entry of the tree outline: enough to draw a navigator without cloning entries. */
@@ -56,7 +57,8 @@ export interface ContextPageRequest {
  * out, as in `getTree`.
  */
 export function outline(tree: SessionTree, page: OutlinePageRequest = {}): OutlineNode[] {
-	const indexed = tree.getEntries().filter((entry) => tree.getEntry(entry.id) === entry);
+	// The structure is enough: an outline never decodes a body.
+	const indexed = tree.structureBetween(0, tree.size).filter((entry) => tree.structureOf(entry.id) === entry);
 	const offset = pageBound(page.offset ?? 0, "offset");
 	const end = page.limit === undefined ? undefined : offset + pageBound(page.limit, "limit");
 	return indexed.slice(offset, end).map((entry) => {
@@ -66,7 +68,7 @@ export function outline(tree: SessionTree, page: OutlinePageRequest = {}): Outli
 			parentId: tree.getParentId(entry.id) ?? null,
 			type: entry.type,
 			timestamp: entry.timestamp,
-			childCount: tree.getChildren(entry.id).length,
+			childCount: tree.structureOfChildren(entry.id).length,
 		};
 		if (entry.type === "message") node.role = entry.message?.role;
 		if (label !== undefined) node.label = label;
@@ -88,18 +90,56 @@ export function pageRange(page: ContextPageRequest, total: number): { offset: nu
 	return { offset, end };
 }
 
-/** A page of the model context of `page.leafId` (default: the current leaf). */
-export function contextPage(tree: SessionTree, page: ContextPageRequest): ContextPage {
-	const context = tree.buildSessionProjection(page.leafId);
-	const total = context.messages.length;
+/**
+ * Which entries of a context a page takes: the context's entries (their structure), the latest edit of
+ * each, the messages each contributes, and the range of entries `[first, last)` that holds the page's
+ * messages `[offset, end)`. Only the structure is read, so a lazily read tree decodes nothing for it.
+ */
+function planPage(tree: SessionTree, page: ContextPageRequest) {
+	const path = tree.structureOfPath(page.leafId);
+	const entries = contextEntriesOfPath(path);
+	const edits = latestEdits(entries);
+	const counts = entries.map((entry, index) => contextMessagesAt(entry, index, edits.get(entry.id)).length);
+	const total = counts.reduce((sum, count) => sum + count, 0);
 	const { offset, end } = pageRange(page, total);
-	const entryIds = context.entries.flatMap(({ sourceEntry, messages }) => messages.map(() => sourceEntry.id));
-	return {
-		messages: context.messages.slice(offset, end),
-		entryIds: entryIds.slice(offset, end),
-		total,
-		offset,
-		thinkingLevel: context.thinkingLevel,
-		model: context.model,
-	};
+	let first = 0;
+	let before = 0; // messages of the entries before `first`
+	while (first < entries.length && before + (counts[first] as number) <= offset) before += counts[first++] as number;
+	let last = first;
+	for (let position = before; last < entries.length && position < end; last++) position += counts[last] as number;
+	return { path, entries, edits, total, offset, end, first, last, before };
+}
+
+/** The entries a page of the context needs whole: those holding its messages, and their edits. */
+export function contextPageNeeds(tree: SessionTree, page: ContextPageRequest): SessionEntry[] {
+	const { entries, edits, first, last } = planPage(tree, page);
+	const needed = entries.slice(first, last);
+	for (const entry of entries.slice(first, last)) {
+		const edit = edits.get(entry.id);
+		if (edit) needed.push(edit);
+	}
+	return needed;
+}
+
+/**
+ * A page of the model context of `page.leafId` (default: the current leaf), decoding only the entries
+ * that hold its messages (`contextPageNeeds`), so the last page of a huge session is cheap.
+ */
+export function contextPage(tree: SessionTree, page: ContextPageRequest): ContextPage {
+	const { path, entries, edits, total, offset, end, first, last, before } = planPage(tree, page);
+	const messages: AgentMessage[] = [];
+	const entryIds: string[] = [];
+	let position = before;
+	for (let index = first; index < last; index++) {
+		const entry = tree.whole(entries[index] as SessionEntry);
+		const edit = edits.get(entry.id);
+		for (const message of contextMessagesAt(entry, index, edit && (tree.whole(edit) as ContextEditEntry))) {
+			if (position >= offset && position < end) {
+				messages.push(message);
+				entryIds.push(entry.id);
+			}
+			position++;
+		}
+	}
+	return { messages, entryIds, total, offset, ...getSessionContextSettings(path) };
 }

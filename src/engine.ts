@@ -16,14 +16,7 @@ import {
 	type SessionInfo,
 } from "./catalog.ts";
 import { type ProgressCallback, trackProgress } from "./engine-progress.ts";
-import {
-	type ContextPage,
-	type ContextPageRequest,
-	contextPage,
-	type OutlineNode,
-	type OutlinePageRequest,
-	outline,
-} from "./engine-views.ts";
+import type { ContextPage, ContextPageRequest, OutlineNode, OutlinePageRequest } from "./engine-views.ts";
 import type { SessionEntry, SessionHeader, SessionTreeNode } from "./entries.ts";
 import { UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
@@ -214,6 +207,7 @@ export class Engine {
 		const progress = trackProgress(onProgress);
 		const session = await Session.open(this.#storage, path, {
 			locks: this.#locks,
+			load: "lazy",
 			...options,
 			durability,
 			onProgress: progress.callback,
@@ -292,14 +286,14 @@ export class Engine {
 	}
 
 	async getEntry(handle: SessionHandle, id: string): Promise<SessionEntry | undefined> {
-		return this.#out(this.#tree(handle).getEntry(id));
+		return this.#out(await this.#session(handle).getEntry(id));
 	}
 	async getChildren(handle: SessionHandle, parentId: string): Promise<SessionEntry[]> {
-		return this.#out(this.#tree(handle).getChildren(parentId));
+		return this.#out(await this.#session(handle).getChildren(parentId));
 	}
 	/** Entries root → `fromId` (default: the leaf). */
 	async getBranch(handle: SessionHandle, fromId?: string): Promise<SessionEntry[]> {
-		return this.#out(this.#tree(handle).getBranch(fromId));
+		return this.#out(await this.#session(handle).getBranch(fromId));
 	}
 	async getLabel(handle: SessionHandle, id: string): Promise<string | undefined> {
 		return this.#tree(handle).getLabel(id);
@@ -309,13 +303,13 @@ export class Engine {
 	 * rebuilt on the caller's side: a nested tree as deep as a long session cannot be copied or sent.
 	 */
 	async getTree(handle: SessionHandle): Promise<SessionTreeNode[]> {
-		const roots = this.#tree(handle).getTree();
+		const roots = await this.#session(handle).getTree();
 		return this.#copyResults ? unflattenTree(structuredClone(flattenTree(roots))) : roots;
 	}
 
 	/** The tree as flat nodes, each after its parent (`unflattenTree` nests them again). */
 	async getFlatTree(handle: SessionHandle): Promise<FlatTreeNode[]> {
-		return this.#out(flattenTree(this.#tree(handle).getTree()));
+		return this.#out(flattenTree(await this.#session(handle).getTree()));
 	}
 
 	/**
@@ -323,12 +317,15 @@ export class Engine {
 	 * navigator (see `outline`); `{ offset, limit }` gives a slice of it.
 	 */
 	async getOutline(handle: SessionHandle, page: OutlinePageRequest = {}): Promise<OutlineNode[]> {
-		return outline(this.#tree(handle), page);
+		return this.#session(handle).outline(page);
 	}
 
-	/** A page of the model context of `leafId` (default: the current leaf). */
+	/**
+	 * A page of the model context of `leafId` (default: the current leaf); `{ last: 50 }` gives the last 50
+	 * messages. Only the entries holding the page's messages are decoded.
+	 */
 	async getContext(handle: SessionHandle, page: ContextPageRequest = {}): Promise<ContextPage> {
-		return this.#out(contextPage(this.#tree(handle), page));
+		return this.#out(await this.#session(handle).contextPage(page));
 	}
 
 	/** Diagnostics found when the session was opened. */

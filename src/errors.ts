@@ -97,6 +97,23 @@ export class EntryNotFoundError extends Error {
 	}
 }
 
+/**
+ * Thrown by a synchronous read of a lazily opened session's tree that needs an entry whose body has not
+ * been decoded: read it through the session's asynchronous reads (or open the session with `load: "full"`).
+ */
+export class EntryNotLoadedError extends Error {
+	override name = "EntryNotLoadedError";
+	readonly entryId: string;
+	readonly file: string;
+	constructor(entryId: string, file: string) {
+		super(
+			`entry ${entryId} of ${file} is not decoded yet: the session was opened lazily; read it with the session's asynchronous reads, or open it with load: "full"`,
+		);
+		this.entryId = entryId;
+		this.file = file;
+	}
+}
+
 /** A context edit that pi 1.6 would refuse: its target is not on the active branch or has no editable content. */
 export class InvalidContextEditError extends Error {
 	override name = "InvalidContextEditError";

@@ -88,5 +88,5 @@ export { isStorageError, runTask, StorageError } from "./storage.ts";
 export { replaySystemMessages } from "./system-message.ts";
 export type { NewSessionOptions, RecordLocation, ResolvedLabel, SessionTreeOptions } from "./tree.ts";
 // Sessions: in memory, bound to a file, and the engine a worker exposes.
-export { EntryNotFoundError, InvalidContextEditError, SessionTree } from "./tree.ts";
+export { EntryNotFoundError, EntryNotLoadedError, InvalidContextEditError, SessionTree } from "./tree.ts";
 export type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";

@@ -74,22 +74,33 @@ const CR = 0x0d;
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenientDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
+/** One line of a byte stream, not decoded: its bytes without the terminator (nor a CR before it, nor a BOM). */
+export interface RawLine {
+	/** Valid until the next chunk is pushed: a view of the caller's chunk where possible. */
+	bytes: Uint8Array;
+	/** 1-based line number. */
+	line: number;
+	/** Byte offset of the line's first byte. */
+	byteOffset: number;
+	/** Bytes of the line including its terminator. */
+	byteLength: number;
+	/** False only for a last line that had no `\n`. */
+	terminated: boolean;
+}
+
 /**
- * Splits byte chunks into lines. Splitting happens on bytes (a `\n` byte never occurs inside a
- * multi-byte UTF-8 sequence), so characters torn across chunk boundaries are decoded whole, and no
- * string of the whole input is ever built. Accepts CRLF and strips a leading BOM.
- * @example
- * const splitter = new LineSplitter();
- * const lines = [...splitter.push(new TextEncoder().encode("a\nb")), ...splitter.end()];
+ * Splits byte chunks into raw lines. Splitting happens on bytes (a `\n` byte never occurs inside a
+ * multi-byte UTF-8 sequence), so nothing is decoded here and no string of the whole input is ever built.
+ * Accepts CRLF and strips a leading BOM.
  */
-export class LineSplitter {
+export class RawLineSplitter {
 	#pending: Uint8Array[] = [];
 	#pendingLength = 0;
 	#offset = 0;
 	#line = 0;
 
 	/** Feed a chunk; returns the lines it completed. */
-	*push(chunk: Uint8Array): Generator<Line> {
+	*push(chunk: Uint8Array): Generator<RawLine> {
 		let start = 0;
 		for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, start)) {
 			yield this.#emit(this.#take(chunk.subarray(start, i)), true);
@@ -103,7 +114,7 @@ export class LineSplitter {
 	}
 
 	/** Signal the end of input; returns the last line if it had no terminator. */
-	*end(): Generator<Line> {
+	*end(): Generator<RawLine> {
 		if (this.#pendingLength > 0) yield this.#emit(this.#take(new Uint8Array(0)), false);
 	}
 
@@ -121,23 +132,63 @@ export class LineSplitter {
 		return bytes;
 	}
 
-	#emit(raw: Uint8Array, terminated: boolean): Line {
+	#emit(raw: Uint8Array, terminated: boolean): RawLine {
 		const byteOffset = this.#offset;
 		const byteLength = raw.length + (terminated ? 1 : 0);
 		this.#offset += byteLength;
 		this.#line++;
-		let bytes = raw;
-		if (this.#line === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
-		if (bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
-		let text: string;
-		let validUtf8 = true;
-		try {
-			text = strictDecoder.decode(bytes);
-		} catch {
-			text = lenientDecoder.decode(bytes);
-			validUtf8 = false;
-		}
-		return { text, line: this.#line, byteOffset, byteLength, terminated, validUtf8 };
+		return { bytes: lineContent(raw, this.#line === 1), line: this.#line, byteOffset, byteLength, terminated };
+	}
+}
+
+/** A line's bytes without a trailing CR, and without a BOM when it is the first line. */
+export function lineContent(raw: Uint8Array, first: boolean): Uint8Array {
+	let bytes = raw;
+	if (first && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+	if (bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
+	return bytes;
+}
+
+/** Decode a raw line: strictly, or (its bytes not being UTF-8) with U+FFFD in place of each bad sequence. */
+export function decodeLine(raw: RawLine): Line {
+	let text: string;
+	let validUtf8 = true;
+	try {
+		text = strictDecoder.decode(raw.bytes);
+	} catch {
+		text = lenientDecoder.decode(raw.bytes);
+		validUtf8 = false;
+	}
+	const { line, byteOffset, byteLength, terminated } = raw;
+	return { text, line, byteOffset, byteLength, terminated, validUtf8 };
+}
+
+/**
+ * The excerpt of a line from its bytes: the same text as `excerptOf` of the decoded line, but a string of
+ * its own (a slice of the line's text would keep the whole text alive for as long as the excerpt lives).
+ */
+export function excerptOfBytes(bytes: Uint8Array): string {
+	// 80 characters take at most 320 bytes; one more byte tells whether there is more.
+	return excerptOf(lenientDecoder.decode(bytes.subarray(0, EXCERPT_LENGTH * 4 + 4)));
+}
+
+/**
+ * Splits byte chunks into decoded lines (`RawLineSplitter`, then each line decoded).
+ * @example
+ * const splitter = new LineSplitter();
+ * const lines = [...splitter.push(new TextEncoder().encode("a\nb")), ...splitter.end()];
+ */
+export class LineSplitter {
+	readonly #raw = new RawLineSplitter();
+
+	/** Feed a chunk; returns the lines it completed. */
+	*push(chunk: Uint8Array): Generator<Line> {
+		for (const raw of this.#raw.push(chunk)) yield decodeLine(raw);
+	}
+
+	/** Signal the end of input; returns the last line if it had no terminator. */
+	*end(): Generator<Line> {
+		for (const raw of this.#raw.end()) yield decodeLine(raw);
 	}
 }
 

@@ -4,17 +4,24 @@
  * Deciding what to repair or rewrite is the session's job; this module only reads.
  * @module
  */
-import { type FileEntry, isSessionHeader, type SessionHeader } from "./entries.ts";
+
+import { CURRENT_SESSION_VERSION, type FileEntry, isSessionHeader, type SessionHeader } from "./entries.ts";
+import { EntryBodies } from "./entry-bodies.ts";
 import { HeaderTooLongError } from "./errors.ts";
 import {
 	type Diagnostic,
+	decodeLine,
 	excerptOf,
+	excerptOfBytes,
 	type Line,
 	LineSplitter,
 	type ParsedLine,
 	parseLine,
+	type RawLine,
+	RawLineSplitter,
 	SessionFormatError,
 } from "./jsonl.ts";
+import { lineStructure } from "./line-structure.ts";
 import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
 import { io, type Task } from "./storage.ts";
 import type { RecordLocation } from "./tree.ts";
@@ -24,7 +31,17 @@ export { HeaderTooLongError };
 /** Bytes read per storage call. */
 export const READ_CHUNK_BYTES: number = 1 << 20;
 
+/** How much of a file opening decodes: everything, or the structure only (see `ReadOptions.load`). */
+export type LoadMode = "lazy" | "full";
+
 export interface ReadOptions {
+	/**
+	 * `"full"` (the default of `Session.open`) decodes every entry while reading. `"lazy"` keeps only the
+	 * structure of big entries (kind, ids, time, role) and where their lines are, so that memory grows with
+	 * the number of entries, not with the bytes; their bodies are decoded when a read asks for them. Only a
+	 * file of the current version is read lazily (an older one is migrated, which needs every entry).
+	 */
+	load?: LoadMode;
 	signal?: AbortSignal;
 	/** Called after each chunk with bytes read so far and the file's size. */
 	onProgress?: (loaded: number, total: number) => void;
@@ -47,6 +64,8 @@ export interface ReadSession {
 	migration: MigrationResult;
 	/** False when the last byte is not `\n` (a torn append, or a file written without one). */
 	endsWithNewline: boolean;
+	/** Where the deferred entries among `records` are decoded from (a lazy read of a current file only). */
+	bodies?: EntryBodies;
 }
 
 /** The file exists but is empty. */
@@ -97,7 +116,7 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	if (!stat) return null;
 	if (stat.size === 0) return { path, size: 0, empty: true };
 	const chunkBytes = options.chunkBytes ?? READ_CHUNK_BYTES;
-	const splitter = new LineSplitter();
+	const splitter = new RawLineSplitter();
 	const records: FileEntry[] = [];
 	const locations: RecordLocation[] = [];
 	const skippedLines: ReadSession["skippedLines"] = [];
@@ -106,7 +125,17 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 
 	/** The first line skipped, to name in the error when no record follows (a file that is no session). */
 	let firstSkipped: Line | undefined;
-	const take = (line: Line): void => {
+	/** Set once the header shows a current file, when the read is lazy. */
+	let bodies: EntryBodies | undefined;
+	const take = (raw: RawLine): void => {
+		const structure = bodies && lineStructure(raw.bytes);
+		if (bodies && structure) {
+			records.push(structure);
+			locations.push({ line: raw.line, byteOffset: raw.byteOffset, excerpt: excerptOfBytes(raw.bytes) });
+			bodies.defer(structure, { offset: raw.byteOffset, length: raw.bytes.length, line: raw.line });
+			return;
+		}
+		const line = decodeLine(raw);
 		const parsed = parseLine(line);
 		if (!parsed) return;
 		// As pi 1.6: blank and unparsable lines before the header are skipped; the first record must be it.
@@ -116,7 +145,9 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		if (parsed.diagnostic) diagnostics.push(parsed.diagnostic);
 		if (parsed.record) {
 			records.push(parsed.record);
-			locations.push({ line: line.line, byteOffset: line.byteOffset, excerpt: excerptOf(line.text) });
+			// From the bytes: a slice of the text would keep the whole line's text alive.
+			locations.push({ line: line.line, byteOffset: line.byteOffset, excerpt: excerptOfBytes(raw.bytes) });
+			if (records.length === 1 && options.load === "lazy" && isCurrent(parsed.record)) bodies = new EntryBodies(path);
 		} else {
 			skippedLines.push({ afterRecords: records.length, text: line.text });
 			firstSkipped ??= line;
@@ -148,7 +179,13 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		diagnostics,
 		migration,
 		endsWithNewline: lastByte === 0x0a,
+		bodies,
 	};
+}
+
+/** Whether a header is of the current version (a lazy read of an older file would need migrating later). */
+function isCurrent(header: FileEntry): boolean {
+	return (header as SessionHeader).version === CURRENT_SESSION_VERSION;
 }
 
 /**

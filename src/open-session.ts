@@ -10,11 +10,13 @@
 import { migrateWithBackup } from "./backup.ts";
 import { SessionNotFoundError } from "./errors.ts";
 import { encodeEntry } from "./jsonl.ts";
-import { type EmptySession, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
+import { type EmptySession, type LoadMode, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
 import { emptyReport, type OpenReport, SessionCore } from "./session-core.ts";
 import { io, isTemporaryOf, StorageError, type Task } from "./storage.ts";
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
+
+export type { LoadMode };
 
 export interface OpenOptions extends ReadOptions {
 	/** Read without taking the writer lock, repairing or migrating on disk; appends are refused. */
@@ -29,17 +31,7 @@ export interface OpenOptions extends ReadOptions {
 	sessionDir?: string;
 	/** Working directory to use instead of the header's. */
 	cwd?: string;
-	/**
-	 * `"full"` (the default of `Session.open`) decodes every entry while opening, so `session.tree` answers
-	 * everything synchronously. `"lazy"` indexes the structure only and decodes bodies when a read asks for
-	 * them (the session's asynchronous reads; `session.tree` then throws `EntryNotLoadedError` for bodies not
-	 * decoded yet): memory grows with the number of entries, not with the bytes.
-	 */
-	load?: LoadMode;
 }
-
-/** How much of a file opening decodes: everything, or the structure only (see `OpenOptions.load`). */
-export type LoadMode = "lazy" | "full";
 
 /** What opening a file does, decided from the file as read. */
 export type OpeningPlan =
@@ -134,7 +126,7 @@ function* carryOut(
 	// An empty file read only: a session with no entries, and no header written.
 	if (read && "empty" in read) return bind(newTree(), false, emptyReport(false));
 	const file = read as ReadSession;
-	const tree = SessionTree.fromRecords(file.records, { file: path, locations: file.locations });
+	const tree = SessionTree.fromRecords(file.records, { file: path, locations: file.locations }, file.bodies);
 	const report: OpenReport = {
 		...emptyReport(false),
 		diagnostics: [...file.diagnostics, ...tree.diagnostics].sort((a, b) => a.line - b.line),

@@ -112,7 +112,7 @@ export class SessionCore {
 	#deferred: DeferredMessage[] = [];
 	#deferredIds = new Set<string>();
 	/** Ids in use: the tree's and the deferred messages' (made once: appends are a hot path). */
-	readonly #takenIds = { has: (id: string) => this.#tree.getEntry(id) !== undefined || this.#deferredIds.has(id) };
+	readonly #takenIds = { has: (id: string) => this.#tree.structureOf(id) !== undefined || this.#deferredIds.has(id) };
 
 	constructor(fields: CoreFields) {
 		this.#tree = fields.tree;
@@ -238,7 +238,10 @@ export class SessionCore {
 		if (!this.#writes || upTo <= this.#persisted) return;
 		if (!this.#fileExists) {
 			if (!this.#scanForConversation(upTo)) return;
-			const lines = [encodeEntry(this.#tree.getHeader()), ...this.#linesBetween(0, upTo)];
+			const lines = yield* this.#withBodies(upTo, () => [
+				encodeEntry(this.#tree.getHeader()),
+				...this.#linesBetween(0, upTo),
+			]);
 			try {
 				yield* io("createExclusive", this.path as string, encodeChunks(lines), durable);
 			} catch (error) {
@@ -268,7 +271,7 @@ export class SessionCore {
 	#scanForConversation(upTo: number): boolean {
 		const inTree = this.#tree.size;
 		if (!this.#sawConversation && this.#scanned < inTree) {
-			for (const entry of this.#tree.entriesBetween(this.#scanned, Math.min(upTo, inTree))) {
+			for (const entry of this.#tree.structureBetween(this.#scanned, Math.min(upTo, inTree))) {
 				if (entry.type === "message" && isConversationRole(entry.message?.role)) this.#sawConversation = true;
 			}
 		}
@@ -277,6 +280,17 @@ export class SessionCore {
 		}
 		this.#scanned = Math.max(this.#scanned, upTo);
 		return this.#sawConversation;
+	}
+
+	/**
+	 * `build()` with the entries before `upTo` decoded, for a tree that holds deferred entries (a branch of a
+	 * lazily read session continued in a new file: its entries are read from the old one).
+	 */
+	*#withBodies<T>(upTo: number, build: () => T): Task<T> {
+		const bodies = this.#tree.bodies;
+		if (!bodies) return build();
+		const loaded = yield* bodies.load(this.#tree.structureBetween(0, Math.min(upTo, this.#tree.size)));
+		return bodies.withLoaded(loaded, build);
 	}
 
 	/** `data` after a line feed when the file's last byte is not one (an earlier append was cut short). */

@@ -7,13 +7,21 @@
  */
 import type { AppendMethod } from "./append-methods.ts";
 import { APPEND_METHODS } from "./append-methods.ts";
-import type { SessionHeader } from "./entries.ts";
+import {
+	type ContextPage,
+	type ContextPageRequest,
+	type OutlineNode,
+	type OutlinePageRequest,
+	outline,
+} from "./engine-views.ts";
+import type { SessionContext, SessionEntry, SessionHeader, SessionProjection, SessionTreeNode } from "./entries.ts";
 import { SessionClosedError, SessionNotFoundError, SessionReadOnlyError } from "./errors.ts";
 import { branchIntoNewFile, forkFromTask } from "./fork.ts";
 import { lockFiles, realmLockIdentity } from "./lock-files.ts";
 import { type LoadMode, newSessionCore, type OpenOptions, openSessionFile, prepareToOpen } from "./open-session.ts";
 import type { OpenReport, SessionCore } from "./session-core.ts";
 import { SessionCore as Core } from "./session-core.ts";
+import { type DecodedRead, readDecoded, reads } from "./session-reads.ts";
 import { runTask, type Storage } from "./storage.ts";
 import type { NewSessionOptions, SessionTree } from "./tree.ts";
 import type { HeldLock, WriterLocks } from "./writer-lock.ts";
@@ -184,6 +192,53 @@ export class Session {
 	}
 	get header(): SessionHeader {
 		return this.#core.tree.getHeader();
+	}
+	/** Whether the session was opened lazily: `tree`'s reads of bodies not decoded yet then throw. */
+	get lazy(): boolean {
+		return this.#core.tree.bodies !== undefined;
+	}
+
+	// Reads that decode what they hand out: on a lazily opened session, from the file, only what the
+	// answer holds. On a whole session they give what `tree` gives. --------------------------------
+
+	async getEntry(id: string): Promise<SessionEntry | undefined> {
+		return this.#read(reads.entry(id));
+	}
+	async getChildren(parentId: string): Promise<SessionEntry[]> {
+		return this.#read(reads.children(parentId));
+	}
+	/** Entries root → `fromId` (default: the leaf). */
+	async getBranch(fromId?: string): Promise<SessionEntry[]> {
+		return this.#read(reads.branch(fromId));
+	}
+	/** Every entry in file order (on a lazily opened session this decodes them all). */
+	async getEntries(): Promise<SessionEntry[]> {
+		return this.#read(reads.entries());
+	}
+	/** The whole tree (on a lazily opened session this decodes every entry; `outline` decodes none). */
+	async getTree(): Promise<SessionTreeNode[]> {
+		return this.#read(reads.tree());
+	}
+	async buildSessionContext(leafId?: string | null): Promise<SessionContext> {
+		return this.#read(reads.context(leafId));
+	}
+	async buildSessionProjection(leafId?: string | null): Promise<SessionProjection> {
+		return this.#read(reads.projection(leafId));
+	}
+	async buildContextEntries(leafId?: string | null): Promise<SessionEntry[]> {
+		return this.#read(reads.contextEntries(leafId));
+	}
+	/** A page of the context (`{ last: 50 }`: the last 50 messages), decoding only the entries it holds. */
+	async contextPage(page: ContextPageRequest = {}): Promise<ContextPage> {
+		return this.#read(reads.contextPage(page));
+	}
+	/** The tree as flat outline nodes in file order, from the structure alone (nothing is decoded). */
+	outline(page: OutlinePageRequest = {}): OutlineNode[] {
+		return outline(this.#core.tree, page);
+	}
+
+	#read<T>(read: DecodedRead<T>): Promise<T> {
+		return readDecoded(() => this.#core.tree, this.#storage, read);
 	}
 
 	/**

@@ -94,15 +94,16 @@ export class TreeIndex {
 	}
 
 	/**
-	 * The whole tree: roots and children oldest first by timestamp, with resolved labels. Built
-	 * iteratively, so deep sessions cannot overflow the stack.
+	 * The whole tree: roots and children oldest first by timestamp, with resolved labels, each entry as
+	 * `whole` gives it. Built iteratively, so deep sessions cannot overflow the stack.
 	 */
-	tree(): SessionTreeNode[] {
+	tree(whole: (entry: SessionEntry) => SessionEntry): SessionTreeNode[] {
 		const out = new Map<IndexNode, SessionTreeNode>();
 		for (const node of this.nodes.values()) {
 			const resolved = this.labels.get(node.entry.id);
 			// Both label keys always there, `undefined` when unlabelled, as pi's nodes have them.
-			out.set(node, { entry: node.entry, children: [], label: resolved?.label, labelTimestamp: resolved?.timestamp });
+			const entry = whole(node.entry);
+			out.set(node, { entry, children: [], label: resolved?.label, labelTimestamp: resolved?.timestamp });
 		}
 		for (const [node, treeNode] of out) {
 			if (node.parent) (out.get(node.parent) as SessionTreeNode).children.push(treeNode);

@@ -9,7 +9,7 @@
  * (resolving labels and names, and carrying labels into a fork).
  * @module
  */
-import { contextEntriesOfPath, contextOfPath, projectionOfPath } from "./context.ts";
+import { contextEntriesOfPath, contextOfPath, projectionOfPath, systemMessagesOfPath } from "./context.ts";
 import type {
 	AgentMessage,
 	ContextEditEntry,
@@ -32,7 +32,8 @@ import type {
 	ThinkingLevelChangeEntry,
 	Usage,
 } from "./entries.ts";
-import { EntryNotFoundError, InvalidContextEditError } from "./errors.ts";
+import type { EntryBodies } from "./entry-bodies.ts";
+import { EntryNotFoundError, EntryNotLoadedError, InvalidContextEditError } from "./errors.ts";
 import { createEntryId } from "./ids.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import {
@@ -52,7 +53,7 @@ import { forkOfBranch, normalizeSessionName, type ResolvedLabel } from "./tree-l
 import { headerOfRecords, type RecordLocation, TreeLoader } from "./tree-load.ts";
 
 export type { NewSessionOptions, RecordLocation, ResolvedLabel, SessionTreeOptions };
-export { assertObjectMessage, EntryNotFoundError, InvalidContextEditError, normalizeSessionName };
+export { assertObjectMessage, EntryNotFoundError, EntryNotLoadedError, InvalidContextEditError, normalizeSessionName };
 
 /**
  * A session tree bound to no storage.
@@ -61,6 +62,9 @@ export { assertObjectMessage, EntryNotFoundError, InvalidContextEditError, norma
  * const first = tree.appendMessage({ role: "user", content: "hi", timestamp: Date.now() });
  * tree.appendLabelChange(first, "start");
  * console.log(tree.buildSessionContext().messages.length); // 1
+ *
+ * A tree read lazily from a file (`load: "lazy"`) holds the structure of its big entries only: its reads
+ * that hand out such an entry throw `EntryNotLoadedError` unless a read of its session decoded it just now.
  */
 export class SessionTree {
 	readonly #header: SessionHeader;
@@ -68,11 +72,17 @@ export class SessionTree {
 	readonly #loader = new TreeLoader(this.#index);
 	readonly #timestamp: () => string;
 	#onAppend: ((entry: SessionEntry) => void) | undefined;
+	readonly #bodies: EntryBodies | undefined;
+	/** The whole entry of an indexed one (itself, unless its body was deferred). */
+	readonly #whole: (entry: SessionEntry) => SessionEntry;
 
-	constructor(header: SessionHeader, options: SessionTreeOptions = {}) {
+	/** `bodies`: where the deferred entries of a lazily read tree are decoded from (internal to the package). */
+	constructor(header: SessionHeader, options: SessionTreeOptions = {}, bodies?: EntryBodies) {
 		this.#header = header;
 		this.#timestamp = timestampClock(options.now);
 		this.#onAppend = options.onAppend;
+		this.#bodies = bodies;
+		this.#whole = bodies ? (entry) => bodies.whole(entry) : (entry) => entry;
 	}
 
 	/** Replace the `onAppend` hook (see `SessionTreeOptions`). */
@@ -81,8 +91,8 @@ export class SessionTree {
 	}
 
 	/** A new, empty v3 session. */
-	static create(options: NewSessionOptions & SessionTreeOptions): SessionTree {
-		return new SessionTree(newSessionHeader(options), options);
+	static create(options: NewSessionOptions & SessionTreeOptions, bodies?: EntryBodies): SessionTree {
+		return new SessionTree(newSessionHeader(options), options, bodies);
 	}
 
 	/**
@@ -92,8 +102,9 @@ export class SessionTree {
 	static fromRecords(
 		records: readonly FileEntry[],
 		options: SessionTreeOptions & { file?: string; locations?: readonly RecordLocation[] } = {},
+		bodies?: EntryBodies,
 	): SessionTree {
-		const tree = new SessionTree(headerOfRecords(records, options), options);
+		const tree = new SessionTree(headerOfRecords(records, options), options, bodies);
 		const loader = tree.#loader;
 		// Indexed in place: no copy of the records, which may be millions.
 		for (let i = 1; i < records.length; i++) loader.add(records[i] as SessionEntry, options.locations?.[i]);
@@ -113,11 +124,11 @@ export class SessionTree {
 	}
 	/** Every entry in file order, including those that could not be indexed. */
 	getEntries(): SessionEntry[] {
-		return [...this.#index.entries];
+		return this.#index.entries.map(this.#whole);
 	}
 	/** Entries `[start, end)` in file order, without copying the rest. */
 	entriesBetween(start: number, end: number): SessionEntry[] {
-		return this.#index.entries.slice(start, end);
+		return this.#index.entries.slice(start, end).map(this.#whole);
 	}
 	/** Number of entries (header excluded). */
 	get size(): number {
@@ -135,10 +146,12 @@ export class SessionTree {
 		return this.#index.leaf?.entry.id ?? null;
 	}
 	getLeafEntry(): SessionEntry | undefined {
-		return this.#index.leaf?.entry;
+		const leaf = this.#index.leaf;
+		return leaf ? this.#whole(leaf.entry) : undefined;
 	}
 	getEntry(id: string): SessionEntry | undefined {
-		return this.#index.nodes.get(id)?.entry;
+		const node = this.#index.nodes.get(id);
+		return node && this.#whole(node.entry);
 	}
 	/**
 	 * The parent of an entry as this tree placed it: `null` for a root, including an entry made a root
@@ -150,11 +163,11 @@ export class SessionTree {
 	}
 	/** Direct children of an entry, in append order. */
 	getChildren(parentId: string): SessionEntry[] {
-		return this.#index.nodes.get(parentId)?.children.map((child) => child.entry) ?? [];
+		return this.structureOfChildren(parentId).map(this.#whole);
 	}
 	/** Root entries (entries with no parent, orphans included), in append order. */
 	getRoots(): SessionEntry[] {
-		return this.#index.roots.map((root) => root.entry);
+		return this.#index.roots.map((root) => this.#whole(root.entry));
 	}
 	getLabel(id: string): string | undefined {
 		return this.#index.labels.get(id)?.label;
@@ -170,28 +183,22 @@ export class SessionTree {
 
 	/** Entries from the root to `fromId` (default: the leaf). Empty when the id is unknown or the leaf is reset. */
 	getBranch(fromId?: string): SessionEntry[] {
-		const start = fromId === undefined ? this.#index.leaf : this.#index.nodes.get(fromId);
-		return start ? this.#index.path(start) : [];
-	}
-
-	/** The path root → `leafId` (default: the current leaf; `null` or a reset leaf: none). */
-	#pathTo(leafId: string | null | undefined): SessionEntry[] {
-		return leafId === null || (leafId === undefined && !this.#index.leaf) ? [] : this.getBranch(leafId);
+		return this.structureOfBranch(fromId).map(this.#whole);
 	}
 
 	/** The model context at `leafId` (default: the current leaf). */
 	buildSessionContext(leafId?: string | null): SessionContext {
-		return contextOfPath(this.#pathTo(leafId));
+		return contextOfPath(this.structureOfPath(leafId), this.#whole);
 	}
 
 	/** The context at `leafId` (default: the current leaf) with the entry each message came from. */
 	buildSessionProjection(leafId?: string | null): SessionProjection {
-		return projectionOfPath(this.#pathTo(leafId));
+		return projectionOfPath(this.structureOfPath(leafId), this.#whole);
 	}
 
 	/** The entries in context at `leafId` (default: the current leaf), every kind included. */
 	buildContextEntries(leafId?: string | null): SessionEntry[] {
-		return contextEntriesOfPath(this.#pathTo(leafId));
+		return contextEntriesOfPath(this.structureOfPath(leafId)).map(this.#whole);
 	}
 
 	/**
@@ -199,7 +206,39 @@ export class SessionTree {
 	 * iteratively, so deep sessions cannot overflow the stack.
 	 */
 	getTree(): SessionTreeNode[] {
-		return this.#index.tree();
+		return this.#index.tree(this.#whole);
+	}
+
+	// The structure (internal to the package) -------------------------------------------------------
+	// What the tree indexed, whole or, in a lazily read tree, the structure of a deferred entry (its kind,
+	// ids, time and role only). For the package's own rules and the session's asynchronous reads, which
+	// decode what they hand out; never hand these out as entries.
+
+	/** Where the deferred entries of a lazily read tree are decoded from; `undefined` for a whole tree. */
+	get bodies(): EntryBodies | undefined {
+		return this.#bodies;
+	}
+	/** The whole entry of an indexed one (see `EntryNotLoadedError`). */
+	whole(entry: SessionEntry): SessionEntry {
+		return this.#whole(entry);
+	}
+	structureOf(id: string): SessionEntry | undefined {
+		return this.#index.nodes.get(id)?.entry;
+	}
+	structureBetween(start: number, end: number): SessionEntry[] {
+		return this.#index.entries.slice(start, end);
+	}
+	structureOfChildren(parentId: string): SessionEntry[] {
+		return this.#index.nodes.get(parentId)?.children.map((child) => child.entry) ?? [];
+	}
+	/** Root → `fromId` (default: the leaf); empty when the id is unknown or the leaf is reset. */
+	structureOfBranch(fromId?: string): SessionEntry[] {
+		const start = fromId === undefined ? this.#index.leaf : this.#index.nodes.get(fromId);
+		return start ? this.#index.path(start) : [];
+	}
+	/** The path root → `leafId` (default: the current leaf; `null` or a reset leaf: none). */
+	structureOfPath(leafId?: string | null): SessionEntry[] {
+		return leafId === null || (leafId === undefined && !this.#index.leaf) ? [] : this.structureOfBranch(leafId);
 	}
 
 	// Moving the leaf -------------------------------------------------------------------------------
@@ -244,7 +283,8 @@ export class SessionTree {
 		usage?: Usage,
 	): string {
 		const base = this.#base();
-		const context = this.buildSessionProjection().messages;
+		// Only the system messages in context matter (they are replayed), and those are never deferred.
+		const context = systemMessagesOfPath(this.structureOfPath());
 		return this.#append(
 			compactionEntry(base, context, summary, firstKeptEntryId, tokensBefore, details, fromHook, usage),
 		);
@@ -320,7 +360,18 @@ export class SessionTree {
 	 * chained after it and carrying the label's own timestamp. The source entries are not changed.
 	 */
 	forkEntries(leafId: string): SessionEntry[] {
-		return forkOfBranch(this.#index.path(this.#index.require(leafId)), this.#index.labels);
+		const path = this.#index.path(this.#index.require(leafId));
+		const fork = forkOfBranch(path, this.#index.labels);
+		const bodies = this.#bodies;
+		if (bodies) {
+			// A deferred entry copied with another parent is deferred to the same line.
+			const byId = new Map(path.map((entry) => [entry.id, entry]));
+			for (const entry of fork) {
+				const original = byId.get(entry.id);
+				if (original && original !== entry) bodies.derive(entry, original);
+			}
+		}
+		return fork;
 	}
 
 	// Indexing --------------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 		"CURRENT_SESSION_VERSION",
 		"Engine",
 		"EntryNotFoundError",
+		"EntryNotLoadedError",
 		"HeaderTooLongError",
 		"InvalidContextEditError",
 		"InvalidSessionPathError",
@@ -144,6 +145,7 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 	"./worker": [
 		"EngineWorkerError",
 		"EntryNotFoundError",
+		"EntryNotLoadedError",
 		"HeaderTooLongError",
 		"InvalidContextEditError",
 		"InvalidSessionPathError",

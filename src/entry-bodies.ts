@@ -1,0 +1,155 @@
+/**
+ * The bodies of a lazily opened session: where each deferred entry's line lies in its file, the entries
+ * decoded lately (a cache bounded in bytes), and the task that decodes the ones a read asks for with
+ * ranged reads. The tree keeps a deferred entry's structure (line-structure.ts); this module turns that
+ * into the whole entry, exactly as `JSON.parse` of its line gives it.
+ * @module
+ */
+import type { SessionEntry } from "./entries.ts";
+import { EntryNotLoadedError } from "./errors.ts";
+import { excerptOf, SessionFormatError } from "./jsonl.ts";
+import { io, type Task } from "./storage.ts";
+
+export { EntryNotLoadedError };
+
+/** Where a deferred entry's line lies: its bytes (terminator excluded) and its 1-based number. */
+export interface LineSpan {
+	offset: number;
+	length: number;
+	line: number;
+}
+
+/** Entries decoded lately are kept up to about this many bytes of their lines. */
+const CACHE_BYTES = 64 << 20;
+/** Lines closer than this are read together, up to `READ_BYTES` a read. */
+const GAP_BYTES = 64 << 10;
+const READ_BYTES = 8 << 20;
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** The deferred entries of one file and what has been decoded of them. */
+export class EntryBodies {
+	readonly path: string;
+	readonly #spans = new WeakMap<SessionEntry, LineSpan>();
+	/** Decoded entries by their structure, oldest first (a `Map` keeps insertion order: the LRU order). */
+	readonly #cache = new Map<SessionEntry, SessionEntry>();
+	#cachedBytes = 0;
+	/** Entries a read has just decoded, valid while it builds its answer (see `withLoaded`). */
+	#loaded: ReadonlyMap<SessionEntry, SessionEntry> | undefined;
+
+	constructor(path: string) {
+		this.path = path;
+	}
+
+	/** Mark `structure` as the deferred entry of the line at `span`. */
+	defer(structure: SessionEntry, span: LineSpan): void {
+		this.#spans.set(structure, span);
+	}
+
+	/**
+	 * Mark `copy` (the structure of `original` with another `parentId`, as a fork makes it) as deferred to the
+	 * same line; decoded, it gets its own `parentId`.
+	 */
+	derive(copy: SessionEntry, original: SessionEntry): void {
+		const span = this.#spans.get(original);
+		if (span) this.#spans.set(copy, span);
+	}
+
+	isDeferred(entry: SessionEntry): boolean {
+		return this.#spans.has(entry);
+	}
+
+	/** The whole entry of `entry`: itself when it is not deferred; an `EntryNotLoadedError` when not decoded. */
+	whole(entry: SessionEntry): SessionEntry {
+		if (!this.#spans.has(entry)) return entry;
+		const decoded = this.#loaded?.get(entry) ?? this.#cache.get(entry);
+		if (!decoded) throw new EntryNotLoadedError(entry.id, this.path);
+		return decoded;
+	}
+
+	/** Run `build` with `loaded` (the result of `load`) at hand for `whole`: they cannot be evicted meanwhile. */
+	withLoaded<T>(loaded: ReadonlyMap<SessionEntry, SessionEntry>, build: () => T): T {
+		const outer = this.#loaded;
+		this.#loaded = outer ? new Map([...outer, ...loaded]) : loaded;
+		try {
+			return build();
+		} finally {
+			this.#loaded = outer;
+		}
+	}
+
+	/** Decode the deferred ones of `entries` (those cached are taken from the cache), reading their lines. */
+	*load(entries: Iterable<SessionEntry>): Task<Map<SessionEntry, SessionEntry>> {
+		const loaded = new Map<SessionEntry, SessionEntry>();
+		const wanted: [SessionEntry, LineSpan][] = [];
+		for (const entry of entries) {
+			const span = this.#spans.get(entry);
+			if (!span || loaded.has(entry)) continue;
+			const cached = this.#cache.get(entry);
+			if (cached) {
+				loaded.set(entry, cached);
+				this.#cache.delete(entry);
+				this.#cache.set(entry, cached); // most recently used
+			} else {
+				loaded.set(entry, entry); // a mark: filled below
+				wanted.push([entry, span]);
+			}
+		}
+		wanted.sort((a, b) => a[1].offset - b[1].offset);
+		for (let first = 0; first < wanted.length; ) {
+			const start = (wanted[first] as [SessionEntry, LineSpan])[1].offset;
+			let last = first;
+			let end = start + (wanted[first] as [SessionEntry, LineSpan])[1].length;
+			while (last + 1 < wanted.length) {
+				const span = (wanted[last + 1] as [SessionEntry, LineSpan])[1];
+				if (span.offset - end > GAP_BYTES || span.offset + span.length - start > READ_BYTES) break;
+				end = Math.max(end, span.offset + span.length);
+				last++;
+			}
+			const bytes = yield* io("readRange", this.path, start, end);
+			for (let index = first; index <= last; index++) {
+				const [structure, span] = wanted[index] as [SessionEntry, LineSpan];
+				const entry = this.#decode(
+					structure,
+					span,
+					bytes.subarray(span.offset - start, span.offset - start + span.length),
+				);
+				loaded.set(structure, entry);
+				this.#remember(structure, entry, span.length);
+			}
+			first = last + 1;
+		}
+		return loaded;
+	}
+
+	/** The entry of a deferred line, checked against the structure read when the file was opened. */
+	#decode(structure: SessionEntry, span: LineSpan, bytes: Uint8Array): SessionEntry {
+		let entry: SessionEntry | undefined;
+		let text = "";
+		try {
+			text = decoder.decode(bytes);
+			entry = JSON.parse(text) as SessionEntry;
+		} catch {
+			entry = undefined;
+		}
+		if (bytes.length !== span.length || entry?.id !== structure.id || entry?.type !== structure.type) {
+			throw new SessionFormatError(
+				`line ${span.line} no longer holds entry ${String(structure.id)}: the file changed under the open session; open it again`,
+				{ file: this.path, line: span.line, byteOffset: span.offset, excerpt: excerptOf(text) },
+			);
+		}
+		// A fork's copy of a deferred entry has its own parent.
+		return entry.parentId === structure.parentId ? entry : { ...entry, parentId: structure.parentId };
+	}
+
+	#remember(structure: SessionEntry, entry: SessionEntry, bytes: number): void {
+		if (bytes > CACHE_BYTES / 4) return; // a huge line is not worth evicting everything for
+		this.#cache.set(structure, entry);
+		this.#cachedBytes += bytes;
+		for (const oldest of this.#cache.keys()) {
+			if (this.#cachedBytes <= CACHE_BYTES) break;
+			this.#cache.delete(oldest);
+			this.#cachedBytes -= this.#spans.get(oldest)?.length ?? 0;
+		}
+	}
+}

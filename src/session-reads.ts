@@ -1,0 +1,85 @@
+/**
+ * A session's reads that decode what they hand out. On a whole tree they are its synchronous reads; on a
+ * lazily read one they first decode, with ranged reads, the deferred entries the answer holds (only
+ * those: the last page of a context decodes the entries of that page), then build the answer.
+ * @module
+ */
+
+import { contextEntriesOfPath } from "./context.ts";
+import { type ContextPage, type ContextPageRequest, contextPage, contextPageNeeds } from "./engine-views.ts";
+import type { SessionContext, SessionEntry, SessionProjection, SessionTreeNode } from "./entries.ts";
+import { EntryNotLoadedError } from "./errors.ts";
+import { runTask, type Storage } from "./storage.ts";
+import type { SessionTree } from "./tree.ts";
+
+/** A read: the entries it needs whole, and how it builds its answer from the tree once they are decoded. */
+export interface DecodedRead<T> {
+	needs(tree: SessionTree): Iterable<SessionEntry>;
+	build(tree: SessionTree): T;
+}
+
+/** A tree that changed between decoding and building (an append moved the leaf) is read again, this often. */
+const ATTEMPTS = 3;
+
+/** Run `read` on the session's current tree (`currentTree()`: a branched session's tree changes). */
+export async function readDecoded<T>(
+	currentTree: () => SessionTree,
+	storage: Storage,
+	read: DecodedRead<T>,
+): Promise<T> {
+	for (let attempt = 1; ; attempt++) {
+		const tree = currentTree();
+		const bodies = tree.bodies;
+		if (!bodies) return read.build(tree);
+		const loaded = await runTask(bodies.load(read.needs(tree)), storage);
+		try {
+			return bodies.withLoaded(loaded, () => read.build(tree));
+		} catch (error) {
+			if (!(error instanceof EntryNotLoadedError) || attempt >= ATTEMPTS) throw error;
+		}
+	}
+}
+
+function path(tree: SessionTree, leafId: string | null | undefined): SessionEntry[] {
+	return tree.structureOfPath(leafId);
+}
+
+/** The reads, by name, as `Session` offers them. */
+export const reads = {
+	entry: (id: string): DecodedRead<SessionEntry | undefined> => ({
+		needs: (tree) => [tree.structureOf(id)].filter((entry) => entry !== undefined),
+		build: (tree) => tree.getEntry(id),
+	}),
+	children: (parentId: string): DecodedRead<SessionEntry[]> => ({
+		needs: (tree) => tree.structureOfChildren(parentId),
+		build: (tree) => tree.getChildren(parentId),
+	}),
+	branch: (fromId: string | undefined): DecodedRead<SessionEntry[]> => ({
+		needs: (tree) => tree.structureOfBranch(fromId),
+		build: (tree) => tree.getBranch(fromId),
+	}),
+	entries: (): DecodedRead<SessionEntry[]> => ({
+		needs: (tree) => tree.structureBetween(0, tree.size),
+		build: (tree) => tree.getEntries(),
+	}),
+	tree: (): DecodedRead<SessionTreeNode[]> => ({
+		needs: (tree) => tree.structureBetween(0, tree.size),
+		build: (tree) => tree.getTree(),
+	}),
+	context: (leafId: string | null | undefined): DecodedRead<SessionContext> => ({
+		needs: (tree) => contextEntriesOfPath(path(tree, leafId)),
+		build: (tree) => tree.buildSessionContext(leafId),
+	}),
+	projection: (leafId: string | null | undefined): DecodedRead<SessionProjection> => ({
+		needs: (tree) => contextEntriesOfPath(path(tree, leafId)),
+		build: (tree) => tree.buildSessionProjection(leafId),
+	}),
+	contextEntries: (leafId: string | null | undefined): DecodedRead<SessionEntry[]> => ({
+		needs: (tree) => contextEntriesOfPath(path(tree, leafId)),
+		build: (tree) => tree.buildContextEntries(leafId),
+	}),
+	contextPage: (page: ContextPageRequest): DecodedRead<ContextPage> => ({
+		needs: (tree) => contextPageNeeds(tree, page),
+		build: (tree) => contextPage(tree, page),
+	}),
+};
