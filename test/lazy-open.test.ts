@@ -1,0 +1,471 @@
+/**
+ * Lazy opens against full opens. Random sessions of every entry kind (test/support/ops16.ts) with long,
+ * awkward payloads (non-ASCII, escapes, control characters, base64) are written, damaged at random (cut,
+ * raw control and non-UTF-8 bytes, duplicated ids, lines that are no entries, CRLF, a torn end), and opened
+ * both ways: every read must agree — report, entries, tree, outline, each entry, its children and branch,
+ * the context, projection and context entries of every leaf, and context pages from either end — and keep
+ * agreeing after appends, a branch into a new file, and a reopen.
+ */
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createMemoryStorage } from "../adapters/zenfs.ts";
+import {
+	Engine,
+	EntryNotLoadedError,
+	Session,
+	type SessionEntry,
+	SessionFormatError,
+	SessionTree,
+	type Storage,
+	type StoredMessage,
+} from "../src/index.ts";
+import { lineStructure } from "../src/line-structure.ts";
+import { applyOp16, ops16Arbitrary, type Target16 } from "./support/ops16.ts";
+
+const CWD = "/project";
+const DIR = "/sessions/--project--";
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+beforeEach(() => {
+	vi.useFakeTimers({ toFake: ["Date"] });
+	vi.setSystemTime(Date.UTC(2026, 0, 1));
+});
+afterEach(() => {
+	vi.useRealTimers();
+});
+
+// Payloads ---------------------------------------------------------------------------------------
+
+const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/** Long strings of the kinds that sessions hold, and the characters that JSON must escape. */
+const longText = fc.oneof(
+	fc.string({ minLength: 40, maxLength: 900, unit: fc.constantFrom(...BASE64) }),
+	fc.string({ minLength: 40, maxLength: 400, unit: "grapheme" }),
+	fc.string({ minLength: 40, maxLength: 400, unit: "binary" }),
+	fc.string({ minLength: 40, maxLength: 300, unit: fc.constantFrom('"', "\\", "\n", "\t", "\u0001", "é", "😀", "a") }),
+);
+
+/** Pads a message's content with a long text (an image block now and then), as real sessions have. */
+function padded(message: unknown, text: string, image: boolean): unknown {
+	if (typeof message !== "object" || message === null) return message;
+	const content = (message as { content?: unknown }).content;
+	const extra = image ? { type: "image", data: text, mimeType: "image/png" } : { type: "text", text };
+	if (Array.isArray(content)) return { ...message, content: [...content, extra] };
+	if (typeof content === "string") return { ...message, content: content + text };
+	return message;
+}
+
+/** Our tree as an ops16 target, every payload made long. */
+function paddedTarget(tree: SessionTree, texts: string[]): Target16 {
+	let next = 0;
+	const text = () => texts[next++ % texts.length] as string;
+	return {
+		appendMessage: (message) => tree.appendMessage(padded(message, text(), next % 3 === 0) as StoredMessage),
+		appendThinkingLevelChange: (level) => tree.appendThinkingLevelChange(level),
+		appendModelChange: (provider, modelId) => tree.appendModelChange(provider, modelId),
+		appendUsage: (...args) => tree.appendUsage(...args),
+		appendCompaction: (summary, ...rest) => tree.appendCompaction(summary + text(), ...rest),
+		appendContextEdit: (targetId, replacement) =>
+			tree.appendContextEdit(targetId, padded(replacement, text(), false) as never),
+		appendCustomEntry: (customType, data) => tree.appendCustomEntry(customType, { data, text: text() }),
+		appendCustomMessageEntry: (customType, content, display, details) =>
+			tree.appendCustomMessageEntry(customType, padded({ content }, text(), false) as never, display, details),
+		appendLabelChange: (targetId, label) => tree.appendLabelChange(targetId, label),
+		appendSessionInfo: (name) => tree.appendSessionInfo(name),
+		branchWithSummary: (id, summary, ...rest) => tree.branchWithSummary(id, summary && summary + text(), ...rest),
+		branch: (id) => tree.branch(id),
+		resetLeaf: () => tree.resetLeaf(),
+		fork: () => undefined,
+		entryIds: () => tree.getEntries().map((entry) => entry.id),
+		branchIds: () => tree.getBranch().map((entry) => entry.id),
+	};
+}
+
+// Damage -----------------------------------------------------------------------------------------
+
+type Damage =
+	| { kind: "cut"; line: number; at: number }
+	| { kind: "byte"; line: number; at: number; byte: number }
+	| { kind: "duplicate"; line: number; text: string }
+	| { kind: "insert"; line: number; text: string }
+	| { kind: "crlf"; line: number };
+
+const damageArbitrary: fc.Arbitrary<Damage> = fc.oneof(
+	fc.record({ kind: fc.constant("cut" as const), line: fc.nat(), at: fc.nat() }),
+	fc.record({
+		kind: fc.constant("byte" as const),
+		line: fc.nat(),
+		at: fc.nat(),
+		byte: fc.constantFrom(0x01, 0x1f, 0xff, 0xc3, 0x22, 0x5c, 0x7d, 0x0d),
+	}),
+	fc.record({ kind: fc.constant("duplicate" as const), line: fc.nat(), text: fc.string({ maxLength: 60 }) }),
+	fc.record({
+		kind: fc.constant("insert" as const),
+		line: fc.nat(),
+		text: fc.constantFrom("[1,2]", "42", '{"x":1}', "not json", "", '{"type":7}', "null"),
+	}),
+	fc.record({ kind: fc.constant("crlf" as const), line: fc.nat() }),
+);
+
+/** The file's lines after damage (the header, line 0, is left alone: without it there is no session). */
+function damaged(lines: Uint8Array[], damage: readonly Damage[]): Uint8Array[] {
+	const out = [...lines];
+	for (const harm of damage) {
+		if (out.length < 2) break;
+		const index = 1 + (harm.line % (out.length - 1));
+		const line = out[index] as Uint8Array;
+		switch (harm.kind) {
+			case "cut":
+				out[index] = line.subarray(0, harm.at % Math.max(1, line.length));
+				break;
+			case "byte": {
+				const copy = line.slice();
+				if (copy.length > 0) copy[harm.at % copy.length] = harm.byte;
+				out[index] = copy;
+				break;
+			}
+			case "duplicate": {
+				// The same id with other content: the first keeps it.
+				let copy = line;
+				try {
+					const parsed = JSON.parse(decoder.decode(line)) as Record<string, unknown>;
+					copy = encoder.encode(JSON.stringify({ ...parsed, extra: harm.text }));
+				} catch {
+					// A line damaged already is duplicated as it is.
+				}
+				out.splice(index + 1, 0, copy);
+				break;
+			}
+			case "insert":
+				out.splice(index, 0, encoder.encode(harm.text));
+				break;
+			case "crlf": {
+				const copy = new Uint8Array(line.length + 1);
+				copy.set(line);
+				copy[line.length] = 0x0d;
+				out[index] = copy;
+				break;
+			}
+		}
+	}
+	return out;
+}
+
+function fileOf(lines: readonly Uint8Array[], tornEnd: boolean): Uint8Array {
+	const parts = lines.flatMap((line, index) =>
+		tornEnd && index === lines.length - 1 ? [line] : [line, new Uint8Array([0x0a])],
+	);
+	const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+	let at = 0;
+	for (const part of parts) {
+		bytes.set(part, at);
+		at += part.length;
+	}
+	return bytes;
+}
+
+/** A random session as its lines (only ones that parse: damage comes after). */
+function sessionLines(ops: Parameters<typeof applyOp16>[1][], texts: string[]): Uint8Array[] {
+	const tree = SessionTree.create({ cwd: CWD });
+	const target = paddedTarget(tree, texts);
+	// Sequential: the operations are synchronous on a tree.
+	ops.forEach((op, index) => void applyOp16(target, op, index));
+	return [tree.getHeader(), ...tree.getEntries()].map((record) => encoder.encode(JSON.stringify(record)));
+}
+
+async function write(storage: Storage, path: string, bytes: Uint8Array): Promise<void> {
+	await storage.mkdir(DIR);
+	await storage.createExclusive(path, [bytes], false);
+}
+
+// Comparing --------------------------------------------------------------------------------------
+
+/** Every read of the two sessions agrees; `full` was opened with `load: "full"`. */
+async function expectSameReads(full: Session, lazy: Session): Promise<void> {
+	const tree = full.tree;
+	expect(lazy.lazy).toBe(true);
+	expect(lazy.report).toEqual(full.report);
+	expect(lazy.tree.getLeafId()).toBe(tree.getLeafId());
+	expect(lazy.tree.getSessionName()).toBe(tree.getSessionName());
+	expect([...lazy.tree.getLabels()]).toEqual([...tree.getLabels()]);
+	expect(lazy.tree.size).toBe(tree.size);
+	expect(await lazy.getEntries()).toEqual(tree.getEntries());
+	expect(await lazy.getTree()).toEqual(tree.getTree());
+	expect(lazy.outline()).toEqual(full.outline());
+	const leaves: (string | null | undefined)[] = [undefined, null];
+	for (const entry of tree.getEntries()) {
+		const id = entry.id;
+		if (tree.getEntry(id) !== entry) continue; // a duplicate id: the first keeps it
+		leaves.push(id);
+		expect(await lazy.getEntry(id)).toEqual(entry);
+		expect(await lazy.getChildren(id)).toEqual(tree.getChildren(id));
+		expect(await lazy.getBranch(id)).toEqual(tree.getBranch(id));
+	}
+	for (const leaf of leaves) {
+		const projection = tree.buildSessionProjection(leaf);
+		expect(await lazy.buildSessionContext(leaf)).toEqual(tree.buildSessionContext(leaf));
+		expect(await lazy.buildSessionProjection(leaf)).toEqual(projection);
+		expect(await lazy.buildContextEntries(leaf)).toEqual(tree.buildContextEntries(leaf));
+		// Pages, against slices of the whole projection.
+		const ids = projection.entries.flatMap(({ sourceEntry, messages }) => messages.map(() => sourceEntry.id));
+		const total = projection.messages.length;
+		for (const page of [{ last: 1 }, { last: 3 }, { offset: 1, limit: 2 }, { offset: total - 1 }, {}]) {
+			const offset =
+				"last" in page ? Math.max(0, total - (page.last as number)) : Math.min(total, Math.max(0, page.offset ?? 0));
+			const end = "limit" in page ? offset + (page.limit as number) : undefined;
+			const expected = {
+				messages: projection.messages.slice(offset, end),
+				entryIds: ids.slice(offset, end),
+				total,
+				offset,
+				thinkingLevel: projection.thinkingLevel,
+				model: projection.model,
+			};
+			expect(await lazy.contextPage({ leafId: leaf, ...page })).toEqual(expected);
+			expect(await full.contextPage({ leafId: leaf, ...page })).toEqual(expected);
+		}
+	}
+}
+
+const caseArbitrary = fc.record({
+	ops: ops16Arbitrary(30),
+	texts: fc.array(longText, { minLength: 1, maxLength: 8 }),
+	damage: fc.array(damageArbitrary, { maxLength: 4 }),
+	tornEnd: fc.boolean(),
+});
+
+describe("a lazy open", () => {
+	it("agrees with a full open on every read of random, damaged sessions", async () => {
+		let deferred = 0;
+		await fc.assert(
+			fc.asyncProperty(caseArbitrary, async ({ ops, texts, damage, tornEnd }) => {
+				const storage = await createMemoryStorage();
+				const path = `${DIR}/s.jsonl`;
+				await write(storage, path, fileOf(damaged(sessionLines(ops, texts), damage), tornEnd));
+				const full = await Session.open(storage, path, { readOnly: true, load: "full" });
+				const lazy = await Session.open(storage, path, { readOnly: true, load: "lazy" });
+				deferred += lazy.tree.structureBetween(0, lazy.tree.size).filter((e) => lazy.tree.bodies?.isDeferred(e)).length;
+				await expectSameReads(full, lazy);
+			}),
+			{ numRuns: 60 },
+		);
+		// The property is about deferred entries: most entries of these sessions must have been deferred.
+		expect(deferred).toBeGreaterThan(200);
+	}, 120_000);
+
+	it("takes appends, branches and a fork as a full one, and reads the same after a reopen", async () => {
+		await fc.assert(
+			fc.asyncProperty(caseArbitrary, ops16Arbitrary(12), async ({ ops, texts, damage }, after) => {
+				const storage = await createMemoryStorage();
+				const path = `${DIR}/s.jsonl`;
+				await write(storage, path, fileOf(damaged(sessionLines(ops, texts), damage), false));
+				const lazy = await Session.open(storage, path, { load: "lazy" });
+				const target = sessionAppends(lazy, texts);
+				for (const [index, op] of after.entries()) await applyOp16(target, op, index);
+				await lazy.flush();
+				const reopened = await Session.open(storage, path, { readOnly: true, load: "full" });
+				const relazy = await Session.open(storage, path, { readOnly: true, load: "lazy" });
+				await expectSameReads(reopened, relazy);
+				expect(await lazy.getEntries()).toEqual(reopened.tree.getEntries());
+
+				// A branch into a new file: its entries are the full tree's fork of the same leaf.
+				const leaf = lazy.tree.getLeafId();
+				if (leaf !== null && expectedForkWritten(reopened, leaf)) {
+					const expected = reopened.tree.forkEntries(leaf);
+					const forkPath = await lazy.createBranchedSession(leaf);
+					await lazy.flush();
+					const forked = await Session.open(storage, forkPath as string, { readOnly: true, load: "full" });
+					const withoutLabels = (entries: SessionEntry[]) => entries.filter((entry) => entry.type !== "label");
+					expect(withoutLabels(forked.tree.getEntries())).toEqual(withoutLabels(expected));
+					const labelsOnPath = [...reopened.tree.getLabels()].filter(([target]) => forked.tree.getEntry(target));
+					expect([...forked.tree.getLabels()]).toEqual(labelsOnPath);
+				}
+				await lazy.close();
+			}),
+			{ numRuns: 25 },
+		);
+	}, 120_000);
+
+	it("reads old files whole (they are migrated) and the file it migrated lazily", async () => {
+		const storage = await createMemoryStorage();
+		const path = `${DIR}/v1.jsonl`;
+		const long = "x".repeat(500);
+		const v1 = [
+			{ type: "session", id: "s1", timestamp: "2025-01-01T00:00:00.000Z", cwd: CWD },
+			{ type: "message", timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: long } },
+			{
+				type: "message",
+				timestamp: "2025-01-01T00:00:02.000Z",
+				message: { role: "assistant", content: [{ type: "text", text: long }], provider: "p", model: "m" },
+			},
+		];
+		await write(storage, path, encoder.encode(v1.map((record) => `${JSON.stringify(record)}\n`).join("")));
+		const migrated = await Session.open(storage, path, { load: "lazy" });
+		expect(migrated.report.migratedFrom?.version).toBe(1);
+		expect(migrated.lazy).toBe(false);
+		await migrated.close();
+		const full = await Session.open(storage, path, { readOnly: true, load: "full" });
+		const lazy = await Session.open(storage, path, { readOnly: true, load: "lazy" });
+		await expectSameReads(full, lazy);
+	});
+});
+
+/** Whether a fork of `leaf` is written: only with a user or assistant message on its path (as pi 1.6). */
+function expectedForkWritten(session: Session, leaf: string): boolean {
+	return session.tree
+		.getBranch(leaf)
+		.some((entry) => entry.type === "message" && ["user", "assistant"].includes(entry.message?.role as string));
+}
+
+/** The appends of `session` in ops16's shape, payloads made long as in `paddedTarget`. */
+function sessionAppends(session: Session, texts: string[]): Target16 {
+	let next = 0;
+	const text = () => texts[next++ % texts.length] as string;
+	return {
+		appendMessage: (message) => session.appendMessage(padded(message, text(), next % 2 === 0) as StoredMessage),
+		appendThinkingLevelChange: (level) => session.appendThinkingLevelChange(level),
+		appendModelChange: (provider, modelId) => session.appendModelChange(provider, modelId),
+		appendUsage: (...args) => session.appendUsage(...args),
+		appendCompaction: (summary, ...rest) => session.appendCompaction(summary + text(), ...rest),
+		appendContextEdit: (targetId, replacement) =>
+			session.appendContextEdit(targetId, padded(replacement, text(), false) as never),
+		appendCustomEntry: (customType, data) => session.appendCustomEntry(customType, data),
+		appendCustomMessageEntry: (customType, content, display, details) =>
+			session.appendCustomMessageEntry(customType, content as never, display, details),
+		appendLabelChange: (targetId, label) => session.appendLabelChange(targetId, label),
+		appendSessionInfo: (name) => session.appendSessionInfo(name),
+		branchWithSummary: (...args) => session.branchWithSummary(...args),
+		branch: (id) => session.branch(id),
+		resetLeaf: () => session.resetLeaf(),
+		fork: () => undefined, // forks are tested on their own below
+		entryIds: () => session.tree.structureBetween(0, session.tree.size).map((entry) => entry.id),
+		branchIds: () => session.tree.structureOfBranch().map((entry) => entry.id),
+	};
+}
+
+describe("a lazily opened session's tree", () => {
+	it("refuses a synchronous read of a body it has not decoded, with a typed error naming entry and file", async () => {
+		const storage = await createMemoryStorage();
+		const path = `${DIR}/s.jsonl`;
+		const tree = SessionTree.create({ cwd: CWD });
+		const id = tree.appendMessage({ role: "user", content: "y".repeat(1000), timestamp: 1 });
+		await write(
+			storage,
+			path,
+			encoder.encode([tree.getHeader(), ...tree.getEntries()].map((r) => `${JSON.stringify(r)}\n`).join("")),
+		);
+		const session = await Session.open(storage, path, { readOnly: true, load: "lazy" });
+		expect(() => session.tree.getEntry(id)).toThrow(EntryNotLoadedError);
+		expect(() => session.tree.buildSessionContext()).toThrow(expect.objectContaining({ entryId: id, file: path }));
+		// Structure is at hand without decoding.
+		expect(session.tree.getLeafId()).toBe(id);
+		expect(session.outline()[0]).toMatchObject({ id, type: "message", role: "user" });
+		expect(await session.getEntry(id)).toEqual(tree.getEntry(id));
+	});
+
+	it("says the file changed under it when a deferred line no longer holds its entry", async () => {
+		const storage = await createMemoryStorage();
+		const path = `${DIR}/s.jsonl`;
+		const tree = SessionTree.create({ cwd: CWD });
+		const id = tree.appendMessage({ role: "user", content: "y".repeat(1000), timestamp: 1 });
+		const text = [tree.getHeader(), ...tree.getEntries()].map((r) => `${JSON.stringify(r)}\n`).join("");
+		await write(storage, path, encoder.encode(text));
+		const session = await Session.open(storage, path, { readOnly: true, load: "lazy" });
+		await storage.replace(path, [encoder.encode(text.replace(id, "zzzzzzzz"))]);
+		const failure = await session.getEntry(id).catch((error: unknown) => error);
+		expect(failure).toBeInstanceOf(SessionFormatError);
+		expect(failure).toMatchObject({ file: path, line: 2 });
+	});
+
+	it("is what the engine opens by default, and its pages from the end equal a full open's", async () => {
+		const storage = await createMemoryStorage();
+		const engine = new Engine({ storage, agentDir: "/pi/agent" });
+		const { handle, path } = await engine.create({ cwd: CWD });
+		for (let index = 0; index < 40; index++) {
+			await engine.appendMessage(handle, {
+				role: "user",
+				content: `question ${index} ${"q".repeat(300)}`,
+				timestamp: index,
+			});
+			await engine.appendMessage(handle, {
+				role: "assistant",
+				content: [{ type: "text", text: `answer ${index} ${"a".repeat(300)}` }],
+				provider: "p",
+				model: "m",
+				usage: {
+					input: 1,
+					output: 1,
+					cacheRead: 0,
+					cacheWrite: 0,
+					totalTokens: 2,
+					cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+				},
+				stopReason: "stop",
+				timestamp: index,
+			} as never);
+		}
+		await engine.close(handle);
+		const lazy = await engine.open(path as string, { readOnly: true });
+		const full = await engine.open(path as string, { readOnly: true, load: "full" });
+		const last = await engine.getContext(lazy.handle, { last: 5 });
+		expect(last.total).toBe(80);
+		expect(last.offset).toBe(75);
+		expect(last).toEqual(await engine.getContext(full.handle, { last: 5 }));
+		const older = await engine.getContext(lazy.handle, { offset: last.offset - 5, limit: 5 });
+		expect(older).toEqual(await engine.getContext(full.handle, { offset: 70, limit: 5 }));
+		expect(await engine.getTree(lazy.handle)).toEqual(await engine.getTree(full.handle));
+	});
+});
+
+describe("the structure of a line", () => {
+	it("is given only for lines JSON.parse reads as an entry, with the same kind, ids and role", () => {
+		fc.assert(
+			fc.property(
+				fc.record({
+					type: fc.constantFrom("message", "custom", "custom_message", "branch_summary", "context_edit", "label"),
+					id: fc.string({ maxLength: 10 }),
+					text: longText,
+					role: fc.constantFrom("user", "assistant", "toolResult", "system"),
+					cut: fc.option(fc.nat(), { nil: undefined }),
+					byte: fc.option(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { nil: undefined }),
+				}),
+				({ type, id, text, role, cut, byte }) => {
+					const entry = {
+						type,
+						id,
+						parentId: null,
+						timestamp: "t",
+						message: { role, content: [{ type: "text", text }], provider: "p", model: "m" },
+						summary: text,
+						data: { text },
+					};
+					let bytes = encoder.encode(JSON.stringify(entry).padEnd(300, " "));
+					if (cut !== undefined) bytes = bytes.subarray(0, cut % bytes.length);
+					if (byte) {
+						bytes = bytes.slice();
+						bytes[byte[0] % bytes.length] = byte[1];
+					}
+					const structure = lineStructure(bytes) as Record<string, unknown> | undefined;
+					let parsed: Record<string, unknown> | undefined;
+					try {
+						parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+					} catch {
+						parsed = undefined;
+					}
+					if (!structure) return;
+					expect(parsed).toBeDefined();
+					const whole = parsed as Record<string, unknown>;
+					expect(structure.type).toBe(whole.type);
+					expect(structure.id).toBe(whole.id);
+					expect(structure.parentId).toBe(whole.parentId);
+					expect(structure.timestamp).toBe(whole.timestamp);
+					if (whole.type === "message") {
+						expect((structure.message as { role: unknown }).role).toBe((whole.message as { role: unknown }).role);
+					}
+				},
+			),
+			{ numRuns: 2000 },
+		);
+	});
+});
