@@ -30,7 +30,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 /** The deferred entries of one file and what has been decoded of them. */
 export class EntryBodies {
 	readonly path: string;
-	readonly #spans = new WeakMap<SessionEntry, LineSpan>();
+	readonly #spans = new Map<SessionEntry, LineSpan>();
 	/** Decoded entries by their structure, oldest first (a `Map` keeps insertion order: the LRU order). */
 	readonly #cache = new Map<SessionEntry, SessionEntry>();
 	#cachedBytes = 0;

@@ -21,15 +21,17 @@ import {
 	RawLineSplitter,
 	SessionFormatError,
 } from "./jsonl.ts";
-import { lineStructure } from "./line-structure.ts";
+import { readLazyLine } from "./line-structure.ts";
 import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
 import { io, type Task } from "./storage.ts";
 import type { RecordLocation } from "./tree.ts";
 
 export { HeaderTooLongError };
 
-/** Bytes read per storage call. */
+/** Bytes read per storage call when looking for a header. */
 export const READ_CHUNK_BYTES: number = 1 << 20;
+/** Bytes read per storage call when reading a whole file (fewer calls: each may cost an open and a stat). */
+const FILE_CHUNK_BYTES = 4 << 20;
 
 /** How much of a file opening decodes: everything, or the structure only (see `ReadOptions.load`). */
 export type LoadMode = "lazy" | "full";
@@ -115,7 +117,7 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	const stat = yield* io("stat", path);
 	if (!stat) return null;
 	if (stat.size === 0) return { path, size: 0, empty: true };
-	const chunkBytes = options.chunkBytes ?? READ_CHUNK_BYTES;
+	const chunkBytes = options.chunkBytes ?? FILE_CHUNK_BYTES;
 	const splitter = new RawLineSplitter();
 	const records: FileEntry[] = [];
 	const locations: RecordLocation[] = [];
@@ -128,11 +130,13 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	/** Set once the header shows a current file, when the read is lazy. */
 	let bodies: EntryBodies | undefined;
 	const take = (raw: RawLine): void => {
-		const structure = bodies && lineStructure(raw.bytes);
-		if (bodies && structure) {
-			records.push(structure);
+		const lazy = bodies && readLazyLine(raw.bytes);
+		if (lazy) {
+			const record = lazy.deferred ?? lazy.whole;
+			records.push(record);
 			locations.push({ line: raw.line, byteOffset: raw.byteOffset, excerpt: excerptOfBytes(raw.bytes) });
-			bodies.defer(structure, { offset: raw.byteOffset, length: raw.bytes.length, line: raw.line });
+			if (lazy.deferred)
+				bodies?.defer(lazy.deferred, { offset: raw.byteOffset, length: raw.bytes.length, line: raw.line });
 			return;
 		}
 		const line = decodeLine(raw);
