@@ -1,28 +1,18 @@
 /**
  * Finding and listing sessions on storage: the most recent session of a directory, a session by id, and
- * pi's `SessionInfo` listing with bounded concurrency and progress.
+ * pi's `SessionInfo` listing with bounded concurrency and progress, optionally kept in a listing catalog
+ * so that a repeated listing reads only what changed (listing-*.ts).
  * @module
  */
 import type { FileEntry, SessionHeader } from "./entries.ts";
+import { type CatalogRow, type LoadedCatalog, loadCatalog, saveCatalog } from "./listing-catalog.ts";
+import { listFile } from "./listing-file.ts";
+import { emptyListingState, foldRecord, listingInfo, type SessionInfo, startSession } from "./listing-summary.ts";
 import { HeaderTooLongError, readSessionFile, readSessionHeader } from "./load.ts";
 import { joinPath, sessionIdOfFileName, validateSessionId } from "./paths.ts";
 import { io, runTask, type Storage, type Task } from "./storage.ts";
-import { normalizeSessionName } from "./tree.ts";
 
-/** pi's `SessionInfo`: what a session picker shows. */
-export interface SessionInfo {
-	path: string;
-	id: string;
-	/** Working directory where the session was started; empty for old sessions. */
-	cwd: string;
-	name?: string;
-	parentSessionPath?: string;
-	created: Date;
-	modified: Date;
-	messageCount: number;
-	firstMessage: string;
-	allMessagesText: string;
-}
+export type { SessionInfo };
 
 /**
  * `(loaded, total, sessions?)` as listing proceeds. `sessions`, when given, are the sessions found so far,
@@ -37,6 +27,18 @@ export interface ListOptions {
 	concurrency?: number;
 	/** How often progress carries the sessions found so far (default every 10 files). */
 	publishEvery?: number;
+	/**
+	 * Cut each session's `allMessagesText` to at most this many characters (UTF-16 code units; one fewer
+	 * rather than split a surrogate pair). Unset (as pi): the whole text. A limit also bounds what the
+	 * catalog keeps; a later listing that asks for more reads the file again.
+	 */
+	allMessagesTextLimit?: number;
+	/**
+	 * Path of a listing catalog to use and renew (`listingCatalogPath(agentDir)` is pi's place for it):
+	 * files whose size and modification time match their row are not read, files that only grew are read
+	 * from where their row stopped. Unset: every file is read. The catalog is a cache: a damaged one is rebuilt.
+	 */
+	catalog?: string;
 }
 
 /** Which header working directories a search accepts: one exactly, or those a predicate accepts. */
@@ -115,56 +117,20 @@ export function* findByHeaderId(dir: string, id: string, cwd?: CwdFilter): Task<
 	return null;
 }
 
-function textOf(content: unknown): string {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content
-		.filter((block): block is { type: "text"; text: string } => block?.type === "text")
-		.map((block) => block.text)
-		.join(" ");
-}
-
-/** pi's summary of one session's records. */
+/** pi's summary of one session's records (header first). */
 export function sessionInfoOf(path: string, records: readonly FileEntry[], mtimeMs: number): SessionInfo | null {
-	const header = records[0] as SessionHeader | undefined;
+	const header = records[0];
 	if (header?.type !== "session") return null;
-	let messageCount = 0;
-	let firstMessage = "";
-	let name: string | undefined;
-	let lastActivity = 0;
-	const texts: string[] = [];
-	for (const record of records) {
-		if (record.type === "session_info") name = normalizeSessionName(record.name);
-		if (record.type !== "message") continue;
-		messageCount++;
-		const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown };
-		// As pi: only user and assistant messages that have content count as activity and text.
-		if (typeof message !== "object" || message === null || !("content" in message)) continue;
-		if (message.role !== "user" && message.role !== "assistant") continue;
-		const activity = typeof message.timestamp === "number" ? message.timestamp : Date.parse(record.timestamp);
-		if (!Number.isNaN(activity)) lastActivity = Math.max(lastActivity, activity);
-		const text = textOf(message.content);
-		if (!text) continue;
-		texts.push(text);
-		if (!firstMessage && message.role === "user") firstMessage = text;
-	}
-	const created = Date.parse(header.timestamp);
-	const modified = lastActivity > 0 ? lastActivity : Number.isNaN(created) ? mtimeMs : created;
-	return {
-		path,
-		id: header.id,
-		cwd: typeof header.cwd === "string" ? header.cwd : "",
-		name,
-		parentSessionPath: header.parentSession,
-		created: new Date(header.timestamp),
-		modified: new Date(modified),
-		messageCount,
-		firstMessage: firstMessage || "(no messages)",
-		allMessagesText: texts.join(" "),
-	};
+	const state = emptyListingState();
+	startSession(state, header);
+	for (const record of records) foldRecord(state, record, undefined);
+	return listingInfo(path, state, mtimeMs, undefined);
 }
 
-/** The `SessionInfo` of one file, or `null` when it is not a readable session. */
+/**
+ * The `SessionInfo` of one file from a full read (every line parsed, records migrated), or `null` when it
+ * is not a readable session. Listings read less (listing-scan.ts) and must agree with it.
+ */
 export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<SessionInfo | null> {
 	try {
 		const read = yield* readSessionFile(path, { signal });
@@ -191,14 +157,34 @@ function newestFirst(sessions: SessionInfo[]): SessionInfo[] {
 	return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
 
-async function listFiles(storage: Storage, files: string[], options: ListOptions): Promise<SessionInfo[]> {
+/** A text limit as given: a whole number of characters, or none. */
+function textLimitOf(limit: number | undefined): number | undefined {
+	if (limit === undefined || Number.isNaN(limit) || limit === Number.POSITIVE_INFINITY) return undefined;
+	return Math.max(0, Math.floor(limit));
+}
+
+async function listFiles(
+	storage: Storage,
+	files: string[],
+	inScope: (path: string) => boolean,
+	options: ListOptions,
+): Promise<SessionInfo[]> {
 	options.signal?.throwIfAborted();
 	const publishEvery = Math.max(1, Math.floor(options.publishEvery ?? 10) || 10);
+	const textLimit = textLimitOf(options.allMessagesTextLimit);
+	const catalog: LoadedCatalog | undefined = options.catalog
+		? await runTask(loadCatalog(options.catalog), storage)
+		: undefined;
+	const rows: CatalogRow[] = [];
+	let changed = false;
 	const found: SessionInfo[] = [];
 	let loaded = 0;
 	const infos = await pool(files, Math.max(1, Math.floor(options.concurrency ?? 8) || 8), async (path) => {
 		options.signal?.throwIfAborted();
-		const info = await runTask(sessionInfoTask(path, options.signal), storage);
+		const previous = catalog?.rows.get(path);
+		const { info, row } = await runTask(listFile(path, previous, textLimit, options.signal), storage);
+		if (row) rows.push(row);
+		if (row !== previous) changed = true;
 		loaded++;
 		if (info) found.push(info);
 		if (options.onProgress) {
@@ -207,7 +193,20 @@ async function listFiles(storage: Storage, files: string[], options: ListOptions
 		}
 		return info;
 	});
+	if (catalog && options.catalog) {
+		// Rows of files that are gone are dropped with the rest of the listed scope.
+		const listed = new Set(files);
+		for (const path of catalog.rows.keys()) if (inScope(path) && !listed.has(path)) changed = true;
+		options.signal?.throwIfAborted();
+		if (changed) await runTask(saveCatalog(options.catalog, catalog, rows, inScope), storage);
+	}
 	return newestFirst(infos.filter((info): info is SessionInfo => info !== null));
+}
+
+/** `dir` with one trailing `/`: what the paths of its files start with. */
+function dirPrefix(dir: string): string {
+	const base = joinPath(dir);
+	return base.endsWith("/") ? base : `${base}/`;
 }
 
 /**
@@ -216,7 +215,9 @@ async function listFiles(storage: Storage, files: string[], options: ListOptions
  * const sessions = await listSessions(storage, "/home/me/.pi/agent/sessions/--project--");
  */
 export async function listSessions(storage: Storage, dir: string, options: ListOptions = {}): Promise<SessionInfo[]> {
-	return listFiles(storage, await runTask(jsonlFiles(dir), storage), options);
+	const prefix = dirPrefix(dir);
+	const inDir = (path: string) => path.startsWith(prefix) && !path.includes("/", prefix.length);
+	return listFiles(storage, await runTask(jsonlFiles(dir), storage), inDir, options);
 }
 
 /**
@@ -236,5 +237,6 @@ export async function listAllSessions(
 		const isDirectory = entry.isDirectory || (!entry.isFile && (await storage.stat(dir))?.isDirectory === true);
 		if (isDirectory) files.push(...(await runTask(jsonlFiles(dir), storage)));
 	}
-	return listFiles(storage, files, options);
+	const prefix = dirPrefix(sessionsRoot);
+	return listFiles(storage, files, (path) => path.startsWith(prefix), options);
 }

@@ -57,6 +57,8 @@ export {
 	parseSessionText,
 	SessionFormatError,
 } from "./jsonl.ts";
+// Where a listing catalog lives (the `catalog` option of the listings).
+export { listingCatalogPath, listingCatalogPathForSessionsRoot } from "./listing-catalog.ts";
 export type { ReadOptions } from "./load.ts";
 export { HeaderTooLongError } from "./load.ts";
 // Writer locks: the seam, and lock files as one implementation of it.

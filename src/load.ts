@@ -5,7 +5,13 @@
  * @module
  */
 
-import { CURRENT_SESSION_VERSION, type FileEntry, isSessionHeader, type SessionHeader } from "./entries.ts";
+import {
+	CURRENT_SESSION_VERSION,
+	type FileEntry,
+	isSessionHeader,
+	type SessionEntry,
+	type SessionHeader,
+} from "./entries.ts";
 import { EntryBodies } from "./entry-bodies.ts";
 import { HeaderTooLongError } from "./errors.ts";
 import {
@@ -25,6 +31,7 @@ import { readLazyLine } from "./line-structure.ts";
 import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
 import { io, type Task } from "./storage.ts";
 import type { RecordLocation } from "./tree.ts";
+import { SessionTree } from "./tree.ts";
 
 export { HeaderTooLongError };
 
@@ -44,6 +51,11 @@ export interface ReadOptions {
 	 * file of the current version is read lazily (an older one is migrated, which needs every entry).
 	 */
 	load?: LoadMode;
+	/**
+	 * Index a file of the current version into a tree while reading it (`ReadSession.tree`), instead of
+	 * collecting its records: nothing of a line is kept but its entry.
+	 */
+	index?: boolean;
 	signal?: AbortSignal;
 	/** Called after each chunk with bytes read so far and the file's size. */
 	onProgress?: (loaded: number, total: number) => void;
@@ -66,8 +78,11 @@ export interface ReadSession {
 	migration: MigrationResult;
 	/** False when the last byte is not `\n` (a torn append, or a file written without one). */
 	endsWithNewline: boolean;
-	/** Where the deferred entries among `records` are decoded from (a lazy read of a current file only). */
-	bodies?: EntryBodies;
+	/**
+	 * With `index`, for a file of the current version: the tree, indexed while reading (then `records` and
+	 * `locations` hold the header only). Lazily read, it decodes its deferred entries from the file.
+	 */
+	tree?: SessionTree;
 }
 
 /** The file exists but is empty. */
@@ -129,31 +144,51 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	let firstSkipped: Line | undefined;
 	/** Set once the header shows a current file, when the read is lazy. */
 	let bodies: EntryBodies | undefined;
+	/** Set once the header shows a current file, when the read indexes as it goes. */
+	let tree: SessionTree | undefined;
+	let recordCount = 0;
+	const keep = (record: FileEntry, raw: RawLine): void => {
+		recordCount++;
+		if (tree) {
+			// The excerpt is made only for a diagnostic, from the bytes at hand (during `addEntry` only).
+			const location = {
+				line: raw.line,
+				byteOffset: raw.byteOffset,
+				get excerpt() {
+					return excerptOfBytes(raw.bytes);
+				},
+			};
+			tree.addEntry(record as SessionEntry, location);
+			return;
+		}
+		records.push(record);
+		// From the bytes: a slice of the text would keep the whole line's text alive.
+		locations.push({ line: raw.line, byteOffset: raw.byteOffset, excerpt: excerptOfBytes(raw.bytes) });
+		if (recordCount === 1 && isCurrent(record)) {
+			if (options.load === "lazy") bodies = new EntryBodies(path);
+			if (options.index) tree = new SessionTree(record as SessionHeader, {}, bodies);
+		}
+	};
 	const take = (raw: RawLine): void => {
 		const lazy = bodies && readLazyLine(raw.bytes);
 		if (lazy) {
-			const record = lazy.deferred ?? lazy.whole;
-			records.push(record);
-			locations.push({ line: raw.line, byteOffset: raw.byteOffset, excerpt: excerptOfBytes(raw.bytes) });
-			if (lazy.deferred)
+			if (lazy.deferred) {
 				bodies?.defer(lazy.deferred, { offset: raw.byteOffset, length: raw.bytes.length, line: raw.line });
+			}
+			keep(lazy.deferred ?? lazy.whole, raw);
 			return;
 		}
 		const line = decodeLine(raw);
 		const parsed = parseLine(line);
 		if (!parsed) return;
 		// As pi 1.6: blank and unparsable lines before the header are skipped; the first record must be it.
-		if (records.length === 0 && (parsed.record ? !isValidHeader(parsed.record) : isRecordToPi(line, parsed))) {
+		if (recordCount === 0 && (parsed.record ? !isValidHeader(parsed.record) : isRecordToPi(line, parsed))) {
 			throw notASessionError(path, line);
 		}
 		if (parsed.diagnostic) diagnostics.push(parsed.diagnostic);
-		if (parsed.record) {
-			records.push(parsed.record);
-			// From the bytes: a slice of the text would keep the whole line's text alive.
-			locations.push({ line: line.line, byteOffset: line.byteOffset, excerpt: excerptOfBytes(raw.bytes) });
-			if (records.length === 1 && options.load === "lazy" && isCurrent(parsed.record)) bodies = new EntryBodies(path);
-		} else {
-			skippedLines.push({ afterRecords: records.length, text: line.text });
+		if (parsed.record) keep(parsed.record, raw);
+		else {
+			skippedLines.push({ afterRecords: recordCount, text: line.text });
 			firstSkipped ??= line;
 		}
 	};
@@ -170,7 +205,7 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		if (chunk.length < chunkBytes) break;
 	}
 	for (const line of splitter.end()) take(line);
-	if (records.length === 0) throw notASessionError(path, firstSkipped);
+	if (recordCount === 0) throw notASessionError(path, firstSkipped);
 
 	const migration = migrateToCurrentVersion(records);
 	return {
@@ -183,7 +218,7 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		diagnostics,
 		migration,
 		endsWithNewline: lastByte === 0x0a,
-		bodies,
+		tree,
 	};
 }
 

@@ -83,7 +83,7 @@ export function* openSessionFile(path: string, options: OpenOptions = {}): Task<
 	// A migration done by an earlier attempt, whose file then held more than what was read.
 	let migrated: OpenReport["migratedFrom"];
 	for (let attempt = 1; ; attempt++) {
-		const read = yield* readSessionFile(path, options);
+		const read = yield* readSessionFile(path, { ...options, index: true });
 		const plan = planOpening(path, read, { readOnly, create });
 		const outcome = yield* carryOut(plan, path, read, options, readOnly);
 		if ("core" in outcome) {
@@ -126,7 +126,7 @@ function* carryOut(
 	// An empty file read only: a session with no entries, and no header written.
 	if (read && "empty" in read) return bind(newTree(), false, emptyReport(false));
 	const file = read as ReadSession;
-	const tree = SessionTree.fromRecords(file.records, { file: path, locations: file.locations }, file.bodies);
+	const tree = file.tree ?? SessionTree.fromRecords(file.records, { file: path, locations: file.locations });
 	const report: OpenReport = {
 		...emptyReport(false),
 		diagnostics: [...file.diagnostics, ...tree.diagnostics].sort((a, b) => a.line - b.line),

@@ -1,0 +1,87 @@
+/**
+ * Listing one file with its catalog row, if any: unchanged (same size and modification time) it is not
+ * read; grown with the bytes before its old end unchanged, only the appended bytes are read; otherwise it
+ * is read whole. Gives the `SessionInfo` and the row to keep.
+ * @module
+ */
+import type { CatalogRow } from "./listing-catalog.ts";
+import { hashBytes } from "./listing-hash.ts";
+import { scanListing, TAIL_CHECK_BYTES } from "./listing-scan.ts";
+import { emptyListingState, type ListingState, listingInfo, type SessionInfo } from "./listing-summary.ts";
+import { io, type Task } from "./storage.ts";
+
+/** A file's listing: its `SessionInfo` (or `null`: no session) and the catalog row for it (none to keep). */
+export interface FileListing {
+	info: SessionInfo | null;
+	row?: CatalogRow;
+}
+
+/** Whether a state's text, cut at `rowLimit`, gives the text cut at `limit`. */
+function textServes(state: ListingState, rowLimit: number | null, limit: number | undefined): boolean {
+	return !state.textCut || (limit !== undefined && rowLimit !== null && limit <= rowLimit);
+}
+
+/** Whether JSON gives `value` back as it is (a header field may be any JSON, such as `1e999`). */
+function isJsonSafe(value: unknown): boolean {
+	if (typeof value === "number") return Number.isFinite(value) && !Object.is(value, -0);
+	if (typeof value !== "object" || value === null) return true;
+	return Object.values(value).every(isJsonSafe);
+}
+
+function isStorable(state: ListingState): boolean {
+	return isJsonSafe(state.parentSession) && isJsonSafe(state.timestamp);
+}
+
+/** Where to start reading: after a row's last complete line if the file only grew since, else at 0. */
+function* startOf(path: string, size: number, row: CatalogRow | undefined, limit: number | undefined) {
+	if (row && size > row.size && textServes(row.state, row.textLimit, limit)) {
+		const checkStart = Math.max(0, row.consumed - TAIL_CHECK_BYTES);
+		const check = yield* io("readRange", path, checkStart, row.consumed);
+		if (check.length === row.consumed - checkStart && hashBytes(check) === row.tailHash) {
+			// Text cut at the row's limit stays cut at it; a whole text may go on under the new one.
+			const textLimit = row.state.textCut ? (row.textLimit as number) : limit;
+			return { state: { ...row.state }, offset: row.consumed, hash: row.tailHash as string | undefined, textLimit };
+		}
+	}
+	return { state: emptyListingState(), offset: 0, hash: undefined, textLimit: limit };
+}
+
+/**
+ * The listing of `path`, using and renewing its catalog row. A file that cannot be read lists as no
+ * session and gets no row; an abort rejects.
+ */
+export function* listFile(
+	path: string,
+	row: CatalogRow | undefined,
+	textLimit: number | undefined,
+	signal?: AbortSignal,
+): Task<FileListing> {
+	try {
+		const stat = yield* io("stat", path);
+		if (!stat || stat.isDirectory) return { info: null };
+		const known = row?.final ?? row?.state;
+		if (row && known && row.size === stat.size && row.mtimeMs === stat.mtimeMs) {
+			if (textServes(known, row.textLimit, textLimit)) {
+				return { info: listingInfo(path, known, stat.mtimeMs, textLimit), row };
+			}
+		}
+		const start = yield* startOf(path, stat.size, row, textLimit);
+		const scan = yield* scanListing(path, stat.size, start.state, start.offset, start.hash, start.textLimit, signal);
+		const info = listingInfo(path, scan.final, stat.mtimeMs, textLimit);
+		if (!scan.complete || !isStorable(scan.final) || !isStorable(scan.state)) return { info };
+		const kept: CatalogRow = {
+			path,
+			size: stat.size,
+			mtimeMs: stat.mtimeMs,
+			consumed: scan.consumed,
+			tailHash: scan.tailHash,
+			textLimit: start.textLimit ?? null,
+			state: scan.state,
+		};
+		if (scan.final !== scan.state) kept.final = scan.final;
+		return { info, row: kept };
+	} catch (error) {
+		if (signal?.aborted) throw error;
+		return { info: null };
+	}
+}

@@ -1,0 +1,222 @@
+/**
+ * A byte-level check that one line is a JSON object a listing may skip without parsing it: it validates
+ * the JSON exactly as `JSON.parse` would accept the line's text, without building anything, and looks at
+ * the keys that decide what the entry is.
+ * @module
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+/** Deeper nesting is left to `JSON.parse` (the caller's fallback), so the stack stays small. */
+const MAX_DEPTH = 512;
+/** The containers open at each depth (reused: a scan never yields). */
+const stack = new Uint8Array(MAX_DEPTH + 1);
+
+const encoder = new TextEncoder();
+const KEY_TYPE = encoder.encode("type");
+const KEY_MESSAGE = encoder.encode("message");
+const KEY_ROLE = encoder.encode("role");
+const TRUE = encoder.encode("true");
+const FALSE = encoder.encode("false");
+const NULL = encoder.encode("null");
+
+function isWhitespace(byte: number): boolean {
+	return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+}
+
+function isDigit(byte: number | undefined): boolean {
+	return byte !== undefined && byte >= ZERO && byte <= NINE;
+}
+
+function isHex(byte: number | undefined): boolean {
+	return byte !== undefined && ((byte >= ZERO && byte <= NINE) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x66));
+}
+
+/** Set by `stringEnd`: whether the string it skipped had an escape. */
+let stringHadEscape = false;
+
+/**
+ * The index just after the string whose body starts at `i`, or -1 when no valid string ends before `end`.
+ * One byte at a time: pi's text is dense with escapes (a backslash every ~14 bytes in tool output), which
+ * defeats skipping by words. Bytes of invalid UTF-8 stand for themselves: they read as U+FFFD.
+ */
+function stringEnd(bytes: Uint8Array, i: number, end: number): number {
+	stringHadEscape = false;
+	while (i < end) {
+		const byte = bytes[i] as number;
+		// Literals, not the named constants: a bundler turns those into `var`s, which this loop would load each time.
+		if (byte > 0x5c || (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c)) {
+			i++;
+			continue;
+		}
+		if (byte === 0x22) return i + 1;
+		if (byte !== 0x5c) return -1; // a control character
+		stringHadEscape = true;
+		const escaped = i + 1 < end ? bytes[i + 1] : -1;
+		if (escaped === 0x75) {
+			if (i + 6 > end) return -1;
+			for (let k = i + 2; k < i + 6; k++) if (!isHex(bytes[k])) return -1;
+			i += 6;
+		} else if (
+			escaped === QUOTE ||
+			escaped === BACKSLASH ||
+			escaped === 0x2f ||
+			escaped === 0x62 ||
+			escaped === 0x66 ||
+			escaped === 0x6e ||
+			escaped === 0x72 ||
+			escaped === 0x74
+		) {
+			i += 2;
+		} else {
+			return -1;
+		}
+	}
+	return -1;
+}
+
+/** The index just after the number at `i`, or -1. */
+function numberEnd(bytes: Uint8Array, i: number, end: number): number {
+	if (i < end && bytes[i] === MINUS) i++;
+	if (i < end && bytes[i] === ZERO) i++;
+	else if (i < end && isDigit(bytes[i])) while (i < end && isDigit(bytes[i])) i++;
+	else return -1;
+	if (i < end && bytes[i] === DOT) {
+		i++;
+		if (i >= end || !isDigit(bytes[i])) return -1;
+		while (i < end && isDigit(bytes[i])) i++;
+	}
+	if (i < end && ((bytes[i] as number) | 0x20) === 0x65) {
+		i++;
+		if (i < end && (bytes[i] === PLUS || bytes[i] === MINUS)) i++;
+		if (i >= end || !isDigit(bytes[i])) return -1;
+		while (i < end && isDigit(bytes[i])) i++;
+	}
+	return i;
+}
+
+/** Whether the bytes from `i` (up to `end`) start with `word`. */
+function matches(bytes: Uint8Array, i: number, end: number, word: Uint8Array): boolean {
+	if (end - i < word.length) return false;
+	for (let k = 0; k < word.length; k++) if (bytes[i + k] !== word[k]) return false;
+	return true;
+}
+
+/** Whether bytes `[start, end)` are exactly `word`. */
+function isWord(bytes: Uint8Array, start: number, end: number, word: Uint8Array): boolean {
+	return end - start === word.length && matches(bytes, start, end, word);
+}
+
+/** The index just after the value at `i` if it is a literal or a number (not a string or container), or -1. */
+function scalarEnd(bytes: Uint8Array, i: number, end: number): number {
+	const byte = bytes[i];
+	if (byte === 0x74) return matches(bytes, i, end, TRUE) ? i + 4 : -1;
+	if (byte === 0x66) return matches(bytes, i, end, FALSE) ? i + 5 : -1;
+	if (byte === 0x6e) return matches(bytes, i, end, NULL) ? i + 4 : -1;
+	return numberEnd(bytes, i, end);
+}
+
+// Containers on the stack.
+const OBJECT = 1;
+const ARRAY = 2;
+/** The object that is the entry's `message`. */
+const MESSAGE_OBJECT = 3;
+
+// What the scan expects next.
+const VALUE = 0;
+const FIRST_KEY = 1;
+const KEY = 2;
+const FIRST_ELEMENT = 3;
+const AFTER_VALUE = 4;
+
+/**
+ * Whether bytes `[start, end)` are one JSON object (as `JSON.parse` reads the line's text: bytes that are
+ * not UTF-8 are valid inside strings, where they read as U+FFFD) whose record kind and message role are
+ * what their first occurrences say: exactly one `type` key, at most one `message` key, at most one `role`
+ * key in the message object, and no escaped key at those levels (an escape could spell `type`).
+ * `false` says nothing more: the caller parses the line (invalid JSON, or something to look at closely).
+ */
+export function isPlainEntryJson(bytes: Uint8Array, start: number, end: number): boolean {
+	let depth = 0;
+	/** The innermost open container (`stack[depth]`). */
+	let container = 0;
+	let state = VALUE;
+	let types = 0;
+	let messages = 0;
+	let roles = 0;
+	/** The key just read is the entry's `message`. */
+	let messageKey = false;
+	let i = start;
+	while (i < end && isWhitespace(bytes[i] as number)) i++;
+	if (i >= end || bytes[i] !== OPEN_BRACE) return false;
+	for (;;) {
+		while (i < end && isWhitespace(bytes[i] as number)) i++;
+		if (i >= end) return false;
+		const byte = bytes[i] as number;
+		// Every branch either moves on (`continue`) or closes the innermost container.
+		if (state === FIRST_KEY || state === KEY) {
+			if (state !== FIRST_KEY || byte !== CLOSE_BRACE) {
+				if (byte !== QUOTE) return false;
+				const keyStart = i + 1;
+				i = stringEnd(bytes, keyStart, end);
+				if (i < 0) return false;
+				if (depth === 1 || container === MESSAGE_OBJECT) {
+					if (stringHadEscape) return false;
+					const keyEnd = i - 1;
+					if (depth === 1 && isWord(bytes, keyStart, keyEnd, KEY_TYPE)) types++;
+					else if (depth === 1 && isWord(bytes, keyStart, keyEnd, KEY_MESSAGE)) {
+						messages++;
+						messageKey = true;
+					} else if (depth === 2 && isWord(bytes, keyStart, keyEnd, KEY_ROLE)) roles++;
+				}
+				while (i < end && isWhitespace(bytes[i] as number)) i++;
+				if (i >= end || bytes[i] !== COLON) return false;
+				i++;
+				state = VALUE;
+				continue;
+			}
+		} else if (state === AFTER_VALUE) {
+			if (byte === COMMA) {
+				i++;
+				state = container === ARRAY ? VALUE : KEY;
+				continue;
+			}
+			if (byte !== (container === ARRAY ? CLOSE_BRACKET : CLOSE_BRACE)) return false;
+		} else if (state === FIRST_ELEMENT && byte === CLOSE_BRACKET) {
+			// An empty array.
+		} else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+			if (depth >= MAX_DEPTH) return false;
+			container = byte === OPEN_BRACKET ? ARRAY : messageKey && depth === 1 ? MESSAGE_OBJECT : OBJECT;
+			stack[++depth] = container;
+			state = byte === OPEN_BRACKET ? FIRST_ELEMENT : FIRST_KEY;
+			messageKey = false;
+			i++;
+			continue;
+		} else {
+			i = byte === QUOTE ? stringEnd(bytes, i + 1, end) : scalarEnd(bytes, i, end);
+			if (i < 0) return false;
+			messageKey = false;
+			state = AFTER_VALUE;
+			continue;
+		}
+		i++;
+		state = AFTER_VALUE;
+		if (--depth === 0) {
+			while (i < end && isWhitespace(bytes[i] as number)) i++;
+			return i === end && types === 1 && messages <= 1 && roles <= 1;
+		}
+		container = stack[depth] as number;
+	}
+}

@@ -1,0 +1,154 @@
+/**
+ * Reading a session file for a listing: ranged reads, lines split on bytes, and only the lines that can
+ * change the listing parsed (`lineKind`). It starts at any line boundary with the state folded so far,
+ * which is how a grown file is read from where its catalog row stopped.
+ * @module
+ */
+import { hashBytes } from "./listing-hash.ts";
+import { COUNT_LINE, lineKind, SKIP_LINE } from "./listing-line-kind.ts";
+import { foldValue, type ListingState } from "./listing-summary.ts";
+import { io, type Task } from "./storage.ts";
+
+/** Bytes read per storage call. */
+export const LISTING_CHUNK_BYTES: number = 1 << 20;
+/** Bytes before a row's end that are compared to tell that a file only grew since (fewer at its start). */
+export const TAIL_CHECK_BYTES = 4096;
+
+const LF = 0x0a;
+const CR = 0x0d;
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** What a scan found. */
+export interface ListingScan {
+	/** The fold of every complete line; the last one ends at `consumed` (just after its line feed). */
+	state: ListingState;
+	consumed: number;
+	/** `state` with the file's unterminated last line folded in too (`state` itself when there is none). */
+	final: ListingState;
+	/** Every byte up to the size asked for was read, or the file is no session (the rest cannot matter). */
+	complete: boolean;
+	/** `hashBytes` of the `TAIL_CHECK_BYTES` bytes (fewer at the start) before `consumed`. */
+	tailHash: string;
+}
+
+/** A line's JSON value, or `undefined` when it is not JSON. Bad UTF-8 reads as U+FFFD, as a full read does. */
+function parseBytes(bytes: Uint8Array, start: number, end: number): unknown {
+	try {
+		return JSON.parse(decoder.decode(bytes.subarray(start, end)));
+	} catch {
+		return undefined;
+	}
+}
+
+/** Fold one line (without its line feed), as the line splitter of a full read would give it. */
+function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: number, first: boolean, limit?: number) {
+	if (first && end - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) {
+		start += 3; // a BOM
+	}
+	if (end > start && bytes[end - 1] === CR) end--;
+	if (start === end || state.phase === "rejected") return;
+	if (state.phase === "session") {
+		const kind = lineKind(bytes, start, end);
+		if (kind === SKIP_LINE) return;
+		if (kind === COUNT_LINE) {
+			state.messageCount++;
+			return;
+		}
+	}
+	foldValue(state, parseBytes(bytes, start, end), limit);
+}
+
+function concat(parts: readonly Uint8Array[], length: number): Uint8Array {
+	const bytes = new Uint8Array(length);
+	let at = 0;
+	for (const part of parts) {
+		bytes.set(part, at);
+		at += part.length;
+	}
+	return bytes;
+}
+
+/** The bytes `[start, end)` if the consecutive chunks read (the first at `firstAt`) hold them all. */
+function heldBytes(chunks: readonly Uint8Array[], firstAt: number, start: number, end: number): Uint8Array | null {
+	const heldEnd = chunks.reduce((at, chunk) => at + chunk.length, firstAt);
+	if (start < firstAt || end > heldEnd) return null;
+	const bytes = new Uint8Array(end - start);
+	let at = firstAt;
+	for (const chunk of chunks) {
+		const from = Math.max(start, at);
+		const to = Math.min(end, at + chunk.length);
+		if (from < to) bytes.set(chunk.subarray(from - at, to - at), from - start);
+		at += chunk.length;
+	}
+	return bytes;
+}
+
+/**
+ * Read `path` from `offset` (a line boundary; 0 for the whole file) up to `size`, folding into `state`
+ * (changed in place). `offsetHash` is the tail hash at `offset`, when the caller knows it.
+ */
+export function* scanListing(
+	path: string,
+	size: number,
+	state: ListingState,
+	offset: number,
+	offsetHash: string | undefined,
+	textLimit: number | undefined,
+	signal?: AbortSignal,
+): Task<ListingScan> {
+	let pending: Uint8Array[] = [];
+	let pendingLength = 0;
+	/** Where the line being read starts. */
+	let lineStart = offset;
+	let position = offset;
+	// The last two chunks, for the tail hash (a chunk is far longer than the bytes it needs).
+	let kept: Uint8Array[] = [];
+	let keptAt = offset;
+	while (position < size && state.phase !== "rejected") {
+		signal?.throwIfAborted();
+		const chunk = yield* io("readRange", path, position, Math.min(position + LISTING_CHUNK_BYTES, size));
+		if (chunk.length === 0) break;
+		let start = 0;
+		for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, start)) {
+			if (pendingLength > 0) {
+				pending.push(chunk.subarray(start, i));
+				const line = concat(pending, pendingLength + i - start);
+				pending = [];
+				pendingLength = 0;
+				takeLine(state, line, 0, line.length, lineStart === 0, textLimit);
+			} else {
+				takeLine(state, chunk, start, i, lineStart === 0, textLimit);
+			}
+			lineStart = position + i + 1;
+			start = i + 1;
+		}
+		if (start < chunk.length) {
+			pending.push(chunk.slice(start)); // a copy: the chunk may be a view the storage reuses
+			pendingLength += chunk.length - start;
+		}
+		if (kept.length === 2) {
+			keptAt += (kept[0] as Uint8Array).length;
+			kept = [kept[1] as Uint8Array];
+		}
+		kept.push(chunk);
+		position += chunk.length;
+	}
+	let final = state;
+	if (pendingLength > 0 && position >= size && state.phase !== "rejected") {
+		final = { ...state };
+		takeLine(final, concat(pending, pendingLength), 0, pendingLength, lineStart === 0, textLimit);
+	}
+	const checkStart = Math.max(0, lineStart - TAIL_CHECK_BYTES);
+	let tailHash = lineStart === offset ? offsetHash : undefined;
+	if (tailHash === undefined) {
+		const held = heldBytes(kept, keptAt, checkStart, lineStart);
+		tailHash = hashBytes(held ?? (yield* io("readRange", path, checkStart, lineStart)));
+	}
+	return {
+		state,
+		consumed: lineStart,
+		final,
+		complete: position >= size || state.phase === "rejected",
+		tailHash,
+	};
+}

@@ -1,0 +1,158 @@
+/**
+ * pi 1.6's `SessionInfo` rules as a fold over a session's records: a small state of plain JSON data that
+ * takes one record at a time, so that a listing can stop anywhere, keep the state, and go on when the file
+ * grows. The one copy of these rules: `sessionInfoOf` (all records at once) folds with it too.
+ * @module
+ */
+import type { FileEntry } from "./entries.ts";
+import { isValidHeader } from "./load.ts";
+import { normalizeSessionName } from "./tree.ts";
+
+/** pi's `SessionInfo`: what a session picker shows. */
+export interface SessionInfo {
+	path: string;
+	id: string;
+	/** Working directory where the session was started; empty for old sessions. */
+	cwd: string;
+	name?: string;
+	parentSessionPath?: string;
+	created: Date;
+	modified: Date;
+	messageCount: number;
+	firstMessage: string;
+	allMessagesText: string;
+}
+
+/**
+ * Where a file's records stand: none yet (only blank or unreadable lines so far), a session (its header was
+ * read), or no session (its first record is no header: nothing after it matters).
+ */
+export type ListingPhase = "none" | "session" | "rejected";
+
+/** What a listing keeps of a session's records so far. Plain JSON data (a catalog row holds it). */
+export interface ListingState {
+	phase: ListingPhase;
+	/** The header's `id`, `cwd` (as pi shows it), and its `parentSession` and `timestamp` as written. */
+	id?: string;
+	cwd?: string;
+	parentSession?: unknown;
+	timestamp?: unknown;
+	messageCount: number;
+	firstMessage: string;
+	name?: string;
+	/** Latest activity of a user or assistant message, in ms (0 for none). */
+	lastActivity: number;
+	/** The texts of user and assistant messages joined by spaces, cut at the state's text limit. */
+	text: string;
+	/** Some text was left out: the text limit was reached. */
+	textCut: boolean;
+}
+
+/** The state before the first line. */
+export function emptyListingState(): ListingState {
+	return { phase: "none", messageCount: 0, firstMessage: "", lastActivity: 0, text: "", textCut: false };
+}
+
+/**
+ * Cut `text` to at most `limit` UTF-16 code units, one fewer rather than split a surrogate pair. Cutting
+ * a cut text again at the same or a smaller limit gives what cutting the whole text would.
+ */
+export function cutText(text: string, limit: number | undefined): string {
+	if (limit === undefined || text.length <= limit) return text;
+	const last = text.charCodeAt(limit - 1);
+	const next = text.charCodeAt(limit);
+	const splitsPair = last >= 0xd800 && last <= 0xdbff && next >= 0xdc00 && next <= 0xdfff;
+	return text.slice(0, splitsPair ? limit - 1 : limit);
+}
+
+function textOf(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content
+		.filter((block): block is { type: "text"; text: string } => block?.type === "text")
+		.map((block) => block.text)
+		.join(" ");
+}
+
+/**
+ * Every time past the last one a `Date` can hold gives an invalid `modified` date: one stands for them all,
+ * so that the state stays JSON (which has no `Infinity`).
+ */
+const PAST_LAST_DATE = 8.64e15 + 1;
+
+/** Fold one record that follows the header (pi's `buildSessionInfo` loop). */
+export function foldRecord(state: ListingState, record: FileEntry, textLimit: number | undefined): void {
+	if (record.type === "session_info") state.name = normalizeSessionName(record.name);
+	if (record.type !== "message") return;
+	state.messageCount++;
+	const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown };
+	// As pi: only user and assistant messages that have content count as activity and text.
+	if (typeof message !== "object" || message === null || !("content" in message)) return;
+	if (message.role !== "user" && message.role !== "assistant") return;
+	const activity = typeof message.timestamp === "number" ? message.timestamp : Date.parse(record.timestamp);
+	if (!Number.isNaN(activity)) state.lastActivity = Math.min(Math.max(state.lastActivity, activity), PAST_LAST_DATE);
+	const text = textOf(message.content);
+	if (!text) return;
+	if (!state.firstMessage && message.role === "user") state.firstMessage = text;
+	if (state.textCut) return;
+	const joined = state.text ? `${state.text} ${text}` : text;
+	state.textCut = textLimit !== undefined && joined.length > textLimit;
+	state.text = cutText(joined, textLimit);
+}
+
+/** Take the header's fields. */
+export function startSession(state: ListingState, header: FileEntry): void {
+	const { id, cwd, parentSession, timestamp } = header as { [field: string]: unknown };
+	state.phase = "session";
+	state.id = id as string;
+	state.cwd = typeof cwd === "string" ? cwd : "";
+	if (parentSession !== undefined) state.parentSession = parentSession;
+	if (timestamp !== undefined) state.timestamp = timestamp;
+}
+
+function isRecord(value: unknown): value is FileEntry {
+	return (
+		typeof value === "object" &&
+		value !== null &&
+		!Array.isArray(value) &&
+		typeof (value as { type?: unknown }).type === "string"
+	);
+}
+
+/**
+ * Fold one line's parsed JSON (`undefined` for a line that is not JSON). Before the header, as a full read
+ * decides (load.ts): unreadable lines and JSON that is falsy are skipped, and the first record must be a
+ * valid header; any other truthy JSON there makes the file no session.
+ */
+export function foldValue(state: ListingState, value: unknown, textLimit: number | undefined): void {
+	if (state.phase === "session") {
+		if (isRecord(value)) foldRecord(state, value, textLimit);
+	} else if (state.phase === "none") {
+		if (isRecord(value) && isValidHeader(value)) startSession(state, value);
+		else if (value) state.phase = "rejected";
+	}
+}
+
+/** The `SessionInfo` of a state, or `null` when it is no session. `mtimeMs` is the file's modification time. */
+export function listingInfo(
+	path: string,
+	state: ListingState,
+	mtimeMs: number,
+	textLimit: number | undefined,
+): SessionInfo | null {
+	if (state.phase !== "session") return null;
+	const created = Date.parse(state.timestamp as string);
+	const modified = state.lastActivity > 0 ? state.lastActivity : Number.isNaN(created) ? mtimeMs : created;
+	return {
+		path,
+		id: state.id as string,
+		cwd: state.cwd ?? "",
+		name: state.name,
+		parentSessionPath: state.parentSession as string | undefined,
+		created: new Date(state.timestamp as string),
+		modified: new Date(modified),
+		messageCount: state.messageCount,
+		firstMessage: state.firstMessage || "(no messages)",
+		allMessagesText: cutText(state.text, textLimit),
+	};
+}
