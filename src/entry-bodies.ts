@@ -25,7 +25,8 @@ const CACHE_BYTES = 64 << 20;
 const GAP_BYTES = 64 << 10;
 const READ_BYTES = 8 << 20;
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+/** As a full open reads a line: bytes that are not UTF-8 become U+FFFD. */
+const decoder = new TextDecoder("utf-8");
 
 /** The deferred entries of one file and what has been decoded of them. */
 export class EntryBodies {
@@ -122,21 +123,27 @@ export class EntryBodies {
 		return loaded;
 	}
 
-	/** The entry of a deferred line, checked against the structure read when the file was opened. */
+	/**
+	 * The entry of a deferred line, checked against the structure read when the file was opened. A line
+	 * whose brackets and quotes were whole but whose inside is not JSON (see line-structure.ts) fails here.
+	 */
 	#decode(structure: SessionEntry, span: LineSpan, bytes: Uint8Array): SessionEntry {
-		let entry: SessionEntry | undefined;
-		let text = "";
+		const text = decoder.decode(bytes);
+		const where = { file: this.path, line: span.line, byteOffset: span.offset, excerpt: excerptOf(text) };
+		let entry: SessionEntry;
 		try {
-			text = decoder.decode(bytes);
 			entry = JSON.parse(text) as SessionEntry;
-		} catch {
-			entry = undefined;
+		} catch (error) {
+			const detail = error instanceof Error ? error.message : String(error);
+			const problem =
+				bytes.length === span.length
+					? `line ${span.line} is damaged inside (${detail}): a lazy open indexed it; open the file with load: "full" to skip it`
+					: `line ${span.line} is no longer whole: the file changed under the open session; open it again`;
+			throw new SessionFormatError(problem, where);
 		}
 		if (bytes.length !== span.length || entry?.id !== structure.id || entry?.type !== structure.type) {
-			throw new SessionFormatError(
-				`line ${span.line} no longer holds entry ${String(structure.id)}: the file changed under the open session; open it again`,
-				{ file: this.path, line: span.line, byteOffset: span.offset, excerpt: excerptOf(text) },
-			);
+			const problem = `line ${span.line} no longer holds entry ${String(structure.id)}: the file changed under the open session; open it again`;
+			throw new SessionFormatError(problem, where);
 		}
 		// A fork's copy of a deferred entry has its own parent.
 		return entry.parentId === structure.parentId ? entry : { ...entry, parentId: structure.parentId };

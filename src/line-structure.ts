@@ -1,22 +1,28 @@
 /**
- * The structure of a big line without its bodies: what a lazy open keeps of an entry. The line's bytes
- * are walked once by a JSON grammar check that never decodes a string (strings are checked where they
- * lie, four bytes at a time through runs that need no look, such as base64 images), and only the values
- * of the few structural keys are read. So the line is a record exactly when `JSON.parse` of it gives
- * one, at a fraction of the cost. Anything unusual (invalid JSON, bytes that are not UTF-8, a line that
- * is no entry) returns `undefined`: the caller then parses the whole line, and reports it as a full open
- * does.
+ * The structure of a big line without its bodies: what a lazy open keeps of an entry. A line is walked
+ * once without decoding: strings are skipped from quote to closing quote (the runtime's own byte
+ * search; escapes are checked), brackets are matched between them and every byte there must be one JSON
+ * allows there, and only the values of the few structural keys of the entry and of its `message` are read. Parsing every line is what makes opening cost what pi's does; this
+ * costs a fraction of it.
+ *
+ * What the walk proves of a line, and so what a lazy open tells apart exactly as a full open does: it is
+ * one whole JSON object. A line cut at any byte (a torn append) ends inside a string or an open bracket;
+ * two lines run together after a torn one (the next append fused onto it) leave a bracket open, or put
+ * the second line's text where only JSON punctuation may stand; both are refused here and parsed (and
+ * reported) the ordinary way. What it does not check is the order of the tokens between strings, a raw
+ * control character inside a string, and UTF-8: a line damaged only so is indexed, and reading its body
+ * gives a `SessionFormatError` naming the line (a full open skips it); bytes that are not UTF-8 read, as
+ * in a full open, with U+FFFD, but without the `invalid-utf8` diagnostic.
  * @module
  */
-import type { FileEntry, SessionEntry } from "./entries.ts";
+import type { SessionEntry } from "./entries.ts";
 
 /** Lines shorter than this are kept whole: their structure would take about as much memory as they do. */
 export const DEFER_LINE_BYTES = 256;
-/** Lines from this long on are scanned rather than parsed (see `readLazyLine`). */
-export const SCAN_LINE_BYTES: number = 64 << 10;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const COLON = 0x3a;
 
 /** Entry kinds kept whole however long: the tree's labels, name and settings, and the compaction rules read them. */
 const KEPT_WHOLE: ReadonlySet<string> = new Set([
@@ -27,109 +33,9 @@ const KEPT_WHOLE: ReadonlySet<string> = new Set([
 	"thinking_level_change",
 ]);
 
-const strictDecoder = new TextDecoder("utf-8", { fatal: true });
-
-/** Bytes valid after a backslash in a JSON string (besides `u`), as a table. */
-const SIMPLE_ESCAPES = new Uint8Array(256);
-for (const byte of [0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]) SIMPLE_ESCAPES[byte] = 1;
-
-function isHexDigit(byte: number | undefined): boolean {
-	return (
-		byte !== undefined &&
-		((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66))
-	);
-}
-
-/** Set by `stringEnd` when the string it scanned holds a non-ASCII byte. */
-let sawNonAscii = false;
-
-/**
- * The closing quote of the string whose contents start at `start`, checking what `JSON.parse` checks
- * inside a string (no raw control character, only valid escapes); -1 when the string is not valid JSON.
- * Runs of bytes that need no look (all of a base64 image) are skipped four at a time; each word is tested
- * for a byte below 0x20, a quote, a backslash or (until one is seen) a non-ASCII byte at once.
- */
-function stringEnd(bytes: Uint8Array, words: Uint32Array, start: number): number {
-	const base = bytes.byteOffset;
-	const end = bytes.length;
-	const lastWord = (base + end) >>> 2;
-	let plain = PLAIN_ASCII;
-	let high = 0x80808080;
-	sawNonAscii = false;
-	let at = start;
-	for (;;) {
-		// Byte by byte up to a word boundary (most strings are short and end here), then a word at a time.
-		while (at < end && plain[bytes[at] as number] === 1 && ((base + at) & 3) !== 0) at++;
-		if (at < end && plain[bytes[at] as number] === 1) {
-			let word = (base + at) >>> 2;
-			for (; word < lastWord; word++) {
-				const v = words[word] as number;
-				const quote = v ^ 0x22222222;
-				const slash = v ^ 0x5c5c5c5c;
-				const flagged =
-					((v - 0x20202020) & ~v) | ((quote - 0x01010101) & ~quote) | ((slash - 0x01010101) & ~slash) | (v & high);
-				if ((flagged & 0x80808080) !== 0) break;
-			}
-			at = word * 4 - base;
-			while (at < end && plain[bytes[at] as number] === 1) at++;
-		}
-		if (at >= end) return -1;
-		const byte = bytes[at] as number;
-		if (byte === QUOTE) return at;
-		if (byte === BACKSLASH) {
-			const next = bytes[at + 1];
-			if (next === 0x75) {
-				for (let k = 2; k < 6; k++) if (!isHexDigit(bytes[at + k])) return -1;
-				at += 6;
-			} else if (next !== undefined && SIMPLE_ESCAPES[next] === 1) at += 2;
-			else return -1;
-		} else if (byte < 0x20) return -1;
-		else {
-			// The first non-ASCII byte: from here on, such bytes need no look (the string is checked as UTF-8 after).
-			sawNonAscii = true;
-			plain = PLAIN_ANY;
-			high = 0;
-			at++;
-		}
-	}
-}
-
-/** Bytes a string's scan passes over: printable ASCII but the quote and the backslash (and, in `PLAIN_ANY`, non-ASCII). */
-const PLAIN_ASCII = new Uint8Array(256);
-const PLAIN_ANY = new Uint8Array(256);
-for (let byte = 0x20; byte < 0x100; byte++) {
-	if (byte === QUOTE || byte === BACKSLASH) continue;
-	PLAIN_ANY[byte] = 1;
-	if (byte < 0x80) PLAIN_ASCII[byte] = 1;
-}
-
-/** Index in `keys` of the key whose text is `bytes[start, end)` (a key with an escape is decoded first), or -1. */
-function keyIndex(bytes: Uint8Array, start: number, end: number, keys: readonly Uint8Array[]): number {
-	if (bytes.indexOf(BACKSLASH, start) < end && bytes.indexOf(BACKSLASH, start) !== -1) {
-		const text = JSON.parse(strictDecoder.decode(bytes.subarray(start - 1, end + 1))) as string;
-		return keys.findIndex((key) => strictDecoder.decode(key) === text);
-	}
-	for (let index = 0; index < keys.length; index++) {
-		const key = keys[index] as Uint8Array;
-		if (key.length !== end - start) continue;
-		let same = true;
-		for (let k = 0; same && k < key.length; k++) same = bytes[start + k] === key[k];
-		if (same) return index;
-	}
-	return -1;
-}
-
-/** A word view of the buffer of the last line seen (lines of one chunk share it). */
-let wordsOf: { buffer: ArrayBufferLike; words: Uint32Array } | undefined;
-
-function wordView(bytes: Uint8Array): Uint32Array {
-	if (wordsOf?.buffer !== bytes.buffer) {
-		wordsOf = { buffer: bytes.buffer, words: new Uint32Array(bytes.buffer, 0, bytes.buffer.byteLength >>> 2) };
-	}
-	return wordsOf.words;
-}
-
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
 /** The entry's keys whose values are structure (`message` is entered; `summary` only says whether it is empty). */
 const TOP_NAMES = [
 	"type",
@@ -145,192 +51,203 @@ const TOP_NAMES = [
 	"message",
 ];
 const TOP_KEYS = TOP_NAMES.map((key) => encoder.encode(key));
-const SUMMARY = 9;
-const MESSAGE = 10;
-const REPLACEMENT = 8;
+const REPLACEMENT = TOP_NAMES.indexOf("replacement");
+const SUMMARY = TOP_NAMES.indexOf("summary");
+const MESSAGE = TOP_NAMES.indexOf("message");
 /** The message's keys whose values are structure. */
 const MESSAGE_NAMES = ["role", "provider", "model"];
 const MESSAGE_KEYS = MESSAGE_NAMES.map((key) => encoder.encode(key));
-/** Message keys are numbered from here in `pendingKey`. */
-const IN_MESSAGE = 100;
 
-function isWhitespace(byte: number | undefined): boolean {
-	return byte === 0x20 || byte === 0x09 || byte === 0x0d || byte === 0x0a;
-}
-
-function isDigit(byte: number | undefined): boolean {
-	return byte !== undefined && byte >= 0x30 && byte <= 0x39;
-}
-
-/** The end of the JSON number at `at`, or -1 if there is none. */
-function numberEnd(bytes: Uint8Array, at: number): number {
-	if (bytes[at] === 0x2d) at++;
-	if (bytes[at] === 0x30) at++;
-	else if (isDigit(bytes[at])) while (isDigit(bytes[at])) at++;
-	else return -1;
-	if (bytes[at] === 0x2e) {
-		if (!isDigit(bytes[++at])) return -1;
-		while (isDigit(bytes[at])) at++;
-	}
-	if (bytes[at] === 0x65 || bytes[at] === 0x45) {
-		at++;
-		if (bytes[at] === 0x2b || bytes[at] === 0x2d) at++;
-		if (!isDigit(bytes[at])) return -1;
-		while (isDigit(bytes[at])) at++;
-	}
-	return at;
-}
-
-const LITERALS = ["true", "false", "null"].map((literal) => encoder.encode(literal));
-
-/** The end of the literal at `at`, or -1 if there is none. */
-function literalEnd(bytes: Uint8Array, at: number): number {
-	for (const literal of LITERALS) {
+/** Index in `keys` of the key `bytes[start, end)` (its raw bytes: a key written with an escape matches none), or -1. */
+function keyIndex(bytes: Uint8Array, start: number, end: number, keys: readonly Uint8Array[]): number {
+	for (let index = 0; index < keys.length; index++) {
+		const key = keys[index] as Uint8Array;
+		if (key.length !== end - start) continue;
 		let same = true;
-		for (let k = 0; same && k < literal.length; k++) same = bytes[at + k] === literal[k];
-		if (same) return at + literal.length;
+		for (let k = 0; same && k < key.length; k++) same = bytes[start + k] === key[k];
+		if (same) return index;
 	}
 	return -1;
 }
 
-/** A scalar's value, from its JSON text (short: a key's value, never a body). */
-function scalarAt(bytes: Uint8Array, start: number, end: number): unknown {
-	return JSON.parse(strictDecoder.decode(bytes.subarray(start, end)));
-}
-
-/** What the scan expects next. */
-const VALUE = 0;
-const FIRST_VALUE = 1; // after `[`: a value or `]`
-const FIRST_KEY = 2; // after `{`: a key or `}`
-const KEY = 3;
-const AFTER_VALUE = 4;
-
-const OBJECT = 1;
-const ARRAY = 2;
-/** Open containers, reused from line to line. */
-let containers = new Uint8Array(64);
+/** Bytes valid after a backslash in a JSON string (`u` then needs four hex digits), as a table. */
+const ESCAPES = new Uint8Array(256);
+for (const byte of encoder.encode('"\\/bfnrtu')) ESCAPES[byte] = 1;
+const HEX_DIGITS = new Uint8Array(256);
+for (const byte of encoder.encode("0123456789abcdefABCDEF")) HEX_DIGITS[byte] = 1;
 
 /**
- * Check a line as `JSON.parse` would (the same grammar, strings checked in place and never decoded) and
- * collect the values of the structural keys of the top object and of its `message` object. `undefined`
- * when the line is not valid JSON, not an object, or holds a string that is not UTF-8.
+ * Bytes that may stand between strings in JSON: whitespace, punctuation, and what numbers, `true`,
+ * `false` and `null` are made of. Two lines run together after a cut inside a string put the text of the
+ * second line's strings between "strings" (its keys, at least, hold other letters), so this catches them.
  */
-function scanEntry(
-	bytes: Uint8Array,
-): { top: Record<string, unknown>; message: Record<string, unknown> | undefined } | undefined {
-	const words = wordView(bytes);
+const BETWEEN_STRINGS = new Uint8Array(256);
+for (const byte of encoder.encode(" \t\r{}[]:,0123456789+-.eEtruefalsn")) BETWEEN_STRINGS[byte] = 1;
+
+/**
+ * The next backslash of the line being walked, searched for once and kept (a search per string would
+ * read the rest of the line each time): -1 when there is none left.
+ */
+let nextBackslash = -1;
+
+/**
+ * The closing quote of the string that opens at `open`, its escapes checked as `JSON.parse` checks them;
+ * -1 when the string does not close or holds a bad escape.
+ */
+function closingQuote(bytes: Uint8Array, open: number): number {
+	let at = open + 1;
+	for (;;) {
+		const quote = bytes.indexOf(QUOTE, at);
+		if (quote < 0) return -1;
+		if (nextBackslash !== -1 && nextBackslash < at) nextBackslash = bytes.indexOf(BACKSLASH, at);
+		if (nextBackslash === -1 || nextBackslash > quote) return quote;
+		// An escape before the quote: check it and go on after it.
+		const escaped = bytes[nextBackslash + 1] as number;
+		if (ESCAPES[escaped] !== 1) return -1;
+		at = nextBackslash + 2;
+		if (escaped === 0x75) {
+			for (let k = at; k < at + 4; k++) if (HEX_DIGITS[bytes[k] as number] !== 1) return -1;
+			at += 4;
+		}
+	}
+}
+
+function isWhitespace(byte: number | undefined): boolean {
+	return byte === 0x20 || byte === 0x09 || byte === 0x0d;
+}
+
+/** A value that is not a string, from its text in a gap between strings (`undefined` when it is not JSON). */
+function scalarOf(bytes: Uint8Array, start: number, end: number): unknown {
+	try {
+		return JSON.parse(decoder.decode(bytes.subarray(start, end)));
+	} catch {
+		return undefined;
+	}
+}
+
+/** The brackets open at each depth of the line being walked (`{` or `[`), reused from line to line. */
+let opened: Uint8Array = new Uint8Array(64);
+
+function grown(array: Uint8Array): Uint8Array {
+	const bigger = new Uint8Array(array.length * 2);
+	bigger.set(array);
+	return bigger;
+}
+
+/** A key's value waiting to be read: where it is written (in the entry or its message) and its name. */
+interface PendingValue {
+	inMessage: boolean;
+	index: number;
+}
+
+/**
+ * Walk a line (see the module's comment): `undefined` unless it is one whole JSON object; otherwise the
+ * structural values of the entry (`top`) and of its message object, if it has one.
+ */
+function walk(bytes: Uint8Array): { top: Record<string, unknown>; message?: Record<string, unknown> } | undefined {
+	const length = bytes.length;
+	let start = 0;
+	while (isWhitespace(bytes[start])) start++;
+	if (bytes[start] !== 0x7b) return undefined;
 	const top: Record<string, unknown> = {};
 	let message: Record<string, unknown> | undefined;
 	let messageDepth = -1;
 	let depth = 0;
-	let state = VALUE;
-	let pendingKey = -1; // the structural key whose value comes next, at depth 1 or in the message
-	let at = 0;
-	const length = bytes.length;
-	while (isWhitespace(bytes[at])) at++;
-	if (bytes[at] !== 0x7b) return undefined;
+	nextBackslash = bytes.indexOf(BACKSLASH);
+	let pending: PendingValue | undefined;
+	let at = start;
+	/** The last byte before the next string that is not whitespace: a string may only follow `:`, `,`, `{` or `[`. */
+	let last = 0;
 	for (;;) {
-		while (isWhitespace(bytes[at])) at++;
-		if (at >= length) return undefined;
-		const byte = bytes[at] as number;
-		if (state === AFTER_VALUE) {
-			const container = containers[depth - 1];
-			if (byte === 0x2c) {
-				state = container === OBJECT ? KEY : VALUE;
-				at++;
-				continue;
-			}
-			if ((byte === 0x7d && container === OBJECT) || (byte === 0x5d && container === ARRAY)) {
+		const open = bytes.indexOf(QUOTE, at);
+		const gapEnd = open < 0 ? length : open;
+		// The gap between strings: brackets, and the values of pending keys that are not strings.
+		for (let k = at; k < gapEnd; k++) {
+			const byte = bytes[k] as number;
+			if (BETWEEN_STRINGS[byte] !== 1) return undefined;
+			if (!isWhitespace(byte)) last = byte;
+			if (byte === 0x7b || byte === 0x5b) {
+				if (pending) {
+					// The message object is entered, a replacement object is one; any other container is unusual.
+					const opensObject = byte === 0x7b && !pending.inMessage;
+					if (opensObject && pending.index === MESSAGE) {
+						message = {};
+						top.message = message;
+						messageDepth = depth + 1;
+					} else if (opensObject && pending.index === REPLACEMENT) top.replacement = {};
+					else return undefined;
+					pending = undefined;
+				}
+				if (depth === opened.length) opened = grown(opened);
+				opened[depth++] = byte;
+			} else if (byte === 0x7d || byte === 0x5d) {
+				// A closing bracket must close the last one opened, of its own kind.
+				if (depth === 0 || opened[depth - 1] !== byte - 2) return undefined;
+				if (pending) takeScalar(bytes, at, k, pending, pending.inMessage ? message : top);
+				pending = undefined;
 				if (depth === messageDepth) messageDepth = -1;
 				depth--;
-				at++;
-				if (depth === 0) break;
-				continue;
+				// The object closes: only whitespace may follow.
+				if (depth === 0) {
+					let rest = k + 1;
+					while (isWhitespace(bytes[rest])) rest++;
+					return rest === length ? { top, message } : undefined;
+				}
+			} else if (byte === 0x2c && pending) {
+				takeScalar(bytes, at, k, pending, pending.inMessage ? message : top);
+				pending = undefined;
 			}
-			return undefined;
 		}
-		if (state === FIRST_KEY || state === KEY) {
-			if (byte === 0x7d && state === FIRST_KEY) {
-				if (depth === messageDepth) messageDepth = -1;
-				depth--;
-				at++;
-				state = AFTER_VALUE;
-				if (depth === 0) break;
-				continue;
-			}
-			if (byte !== QUOTE) return undefined;
-			const close = stringEnd(bytes, words, at + 1);
-			if (close < 0 || (sawNonAscii && !isUtf8(bytes, at + 1, close))) return undefined;
-			if (depth === 1) pendingKey = keyIndex(bytes, at + 1, close, TOP_KEYS);
-			else if (depth === messageDepth) {
-				const index = keyIndex(bytes, at + 1, close, MESSAGE_KEYS);
-				pendingKey = index < 0 ? -1 : IN_MESSAGE + index;
+		if (open < 0) return undefined; // the line ends with a bracket open
+		if (last !== COLON && last !== 0x2c && last !== 0x7b && last !== 0x5b) return undefined;
+		const close = closingQuote(bytes, open);
+		if (close < 0) return undefined; // the line ends inside a string
+		let next = close + 1;
+		while (isWhitespace(bytes[next])) next++;
+		if (bytes[next] === COLON) {
+			// A key: of the entry (depth 1) or of its message.
+			if (depth === 1) {
+				const index = keyIndex(bytes, open + 1, close, TOP_KEYS);
+				pending = index < 0 ? undefined : { inMessage: false, index };
+			} else if (depth === messageDepth) {
+				const index = keyIndex(bytes, open + 1, close, MESSAGE_KEYS);
+				pending = index < 0 ? undefined : { inMessage: true, index };
+			} else pending = undefined;
+			at = next + 1;
+			last = COLON;
+		} else {
+			if (pending) {
+				const target = pending.inMessage ? (message as Record<string, unknown>) : top;
+				const value =
+					!pending.inMessage && pending.index === SUMMARY
+						? close > open + 1
+							? "~" // not empty: its text is a body
+							: ""
+						: scalarOf(bytes, open, close + 1);
+				target[nameOf(pending)] = value;
+				pending = undefined;
 			}
 			at = close + 1;
-			while (isWhitespace(bytes[at])) at++;
-			if (bytes[at] !== 0x3a) return undefined;
-			at++;
-			state = VALUE;
-			continue;
+			last = QUOTE;
 		}
-		if (state === FIRST_VALUE && byte === 0x5d) {
-			depth--;
-			at++;
-			state = AFTER_VALUE;
-			continue;
-		}
-		// A value.
-		const key = pendingKey;
-		pendingKey = -1;
-		const target = key >= IN_MESSAGE ? message : top;
-		const name = key >= IN_MESSAGE ? MESSAGE_NAMES[key - IN_MESSAGE] : key >= 0 ? TOP_NAMES[key] : undefined;
-		if (byte === 0x7b || byte === 0x5b) {
-			if (depth === containers.length) {
-				const grown = new Uint8Array(containers.length * 2);
-				grown.set(containers);
-				containers = grown;
-			}
-			containers[depth++] = byte === 0x7b ? OBJECT : ARRAY;
-			at++;
-			state = byte === 0x7b ? FIRST_KEY : FIRST_VALUE;
-			if (name !== undefined && target) {
-				if (key === MESSAGE && byte === 0x7b) {
-					message = {};
-					messageDepth = depth;
-					target.message = message;
-				} else if (key === REPLACEMENT && byte === 0x7b) target.replacement = {};
-				else return undefined; // a structural key holding another container: left to a full parse
-			}
-			continue;
-		}
-		let end: number;
-		if (byte === QUOTE) {
-			const close = stringEnd(bytes, words, at + 1);
-			if (close < 0 || (sawNonAscii && !isUtf8(bytes, at + 1, close))) return undefined;
-			end = close + 1;
-			if (name !== undefined && target) {
-				target[name] = key === SUMMARY ? (close > at + 1 ? "~" : "") : scalarAt(bytes, at, end);
-			}
-		} else {
-			end = byte === 0x2d || isDigit(byte) ? numberEnd(bytes, at) : literalEnd(bytes, at);
-			if (end < 0) return undefined;
-			if (name !== undefined && target) target[name] = scalarAt(bytes, at, end);
-		}
-		at = end;
-		state = AFTER_VALUE;
 	}
-	while (isWhitespace(bytes[at])) at++;
-	return at === length ? { top, message } : undefined;
 }
 
-/** Whether `bytes[start, end)` is UTF-8 (checked only for strings with non-ASCII bytes). */
-function isUtf8(bytes: Uint8Array, start: number, end: number): boolean {
-	try {
-		strictDecoder.decode(bytes.subarray(start, end));
-		return true;
-	} catch {
-		return false;
-	}
+function nameOf(pending: PendingValue): string {
+	return (pending.inMessage ? MESSAGE_NAMES : TOP_NAMES)[pending.index] as string;
+}
+
+/** Set the value of `pending` in `target` from its text in the gap `bytes[from, to)` (after its colon). */
+function takeScalar(
+	bytes: Uint8Array,
+	from: number,
+	to: number,
+	pending: PendingValue,
+	target: Record<string, unknown> | undefined,
+): void {
+	let start = from;
+	while (start < to && (bytes[start] === COLON || isWhitespace(bytes[start]))) start++;
+	if (target && start < to) target[nameOf(pending)] = scalarOf(bytes, start, to);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -340,6 +257,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * What the tree keeps of a deferred entry: its kind, id, parent and time, and the few fields that the
  * tree, the context rules and the outline read (a message's role, and an assistant's provider and model).
+ * `undefined` for an entry that must be kept whole (a system message, a message that is no object).
  */
 function structureOf(
 	top: Record<string, unknown>,
@@ -377,38 +295,13 @@ function structureOf(
 	return base as unknown as SessionEntry;
 }
 
-/** What reading a line for a lazy open gives: the structure of a deferred entry, or the whole record. */
-export type LazyLine = { deferred: SessionEntry; whole?: undefined } | { whole: FileEntry; deferred?: undefined };
-
 /**
- * A line as a lazy open reads it: the structure of an entry worth deferring, the whole record of a line
- * that is not (short, or of a kind the tree keeps whole), or `undefined` when the line must go the
- * ordinary way (not valid JSON, not UTF-8, not an entry: the caller parses it and reports it as a full
- * open does). Lines up to `SCAN_LINE_BYTES` are checked by `JSON.parse` itself, which V8 runs faster than
- * any scan written here on the token-dense JSON of tool calls and code; longer lines, mostly one huge
- * string (an image, a file), are scanned without decoding.
+ * The structure of a line worth deferring, or `undefined` when it must be read the ordinary way: it is
+ * short, not one whole JSON object, not an entry, or of a kind the tree keeps whole.
  */
-export function readLazyLine(bytes: Uint8Array): LazyLine | undefined {
+export function lineStructure(bytes: Uint8Array): SessionEntry | undefined {
 	if (bytes.length < DEFER_LINE_BYTES) return undefined;
-	let top: Record<string, unknown>;
-	let message: Record<string, unknown> | undefined;
-	if (bytes.length < SCAN_LINE_BYTES) {
-		let value: unknown;
-		try {
-			value = JSON.parse(strictDecoder.decode(bytes));
-		} catch {
-			return undefined;
-		}
-		if (!isPlainObject(value) || typeof value.type !== "string") return undefined;
-		if (KEPT_WHOLE.has(value.type)) return { whole: value as unknown as FileEntry };
-		top = value;
-		message = isPlainObject(value.message) ? value.message : undefined;
-	} else {
-		const scanned = scanEntry(bytes);
-		if (!scanned || typeof scanned.top.type !== "string" || KEPT_WHOLE.has(scanned.top.type)) return undefined;
-		({ top, message } = scanned);
-	}
-	const structure = structureOf(top, message);
-	if (structure) return { deferred: structure };
-	return undefined;
+	const walked = walk(bytes);
+	if (!walked || typeof walked.top.type !== "string" || KEPT_WHOLE.has(walked.top.type)) return undefined;
+	return structureOf(walked.top, walked.message);
 }

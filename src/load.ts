@@ -27,7 +27,7 @@ import {
 	RawLineSplitter,
 	SessionFormatError,
 } from "./jsonl.ts";
-import { readLazyLine } from "./line-structure.ts";
+import { lineStructure } from "./line-structure.ts";
 import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
 import { io, type Task } from "./storage.ts";
 import type { RecordLocation } from "./tree.ts";
@@ -170,12 +170,10 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		}
 	};
 	const take = (raw: RawLine): void => {
-		const lazy = bodies && readLazyLine(raw.bytes);
-		if (lazy) {
-			if (lazy.deferred) {
-				bodies?.defer(lazy.deferred, { offset: raw.byteOffset, length: raw.bytes.length, line: raw.line });
-			}
-			keep(lazy.deferred ?? lazy.whole, raw);
+		const structure = bodies && lineStructure(raw.bytes);
+		if (bodies && structure) {
+			bodies.defer(structure, { offset: raw.byteOffset, length: raw.bytes.length, line: raw.line });
+			keep(structure, raw);
 			return;
 		}
 		const line = decodeLine(raw);
