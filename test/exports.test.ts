@@ -98,6 +98,8 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 		"lineStream",
 		"listAllSessions",
 		"listSessions",
+		"listingCatalogPath",
+		"listingCatalogPathForSessionsRoot",
 		"lockFiles",
 		"migrateSessionEntries",
 		"migrateToCurrentVersion",
