@@ -96,8 +96,10 @@ let nextBackslash = -1;
  */
 function closingQuote(bytes: Uint8Array, open: number): number {
 	let at = open + 1;
+	let quote = bytes.indexOf(QUOTE, at);
 	for (;;) {
-		const quote = bytes.indexOf(QUOTE, at);
+		// Each search starts where the last one left off: a string full of escapes is still read once.
+		if (quote !== -1 && quote < at) quote = bytes.indexOf(QUOTE, at);
 		if (quote < 0) return -1;
 		if (nextBackslash !== -1 && nextBackslash < at) nextBackslash = bytes.indexOf(BACKSLASH, at);
 		if (nextBackslash === -1 || nextBackslash > quote) return quote;
