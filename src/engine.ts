@@ -16,6 +16,7 @@ import {
 	type SessionInfo,
 } from "./catalog.ts";
 import { type ProgressCallback, trackProgress } from "./engine-progress.ts";
+import { listingCatalogPath } from "./listing-catalog.ts";
 import type { ContextPage, ContextPageRequest, OutlineNode, OutlinePageRequest } from "./engine-views.ts";
 import type { SessionEntry, SessionHeader, SessionTreeNode } from "./entries.ts";
 import { UnknownSessionError } from "./errors.ts";
@@ -161,19 +162,25 @@ export class Engine {
 		return defaultSessionDir(cwd, this.#agentDir);
 	}
 
-	/** Sessions of one directory, most recently modified first. */
+	/**
+	 * Sessions of one directory, most recently modified first. A listing catalog in the agent directory
+	 * (where pi does not look for sessions) remembers each file's row, so a repeated listing reads only the
+	 * files that changed since, and of a file that grew only its new bytes.
+	 */
 	async list(dir: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
 		const progress = trackProgress(onProgress);
-		const sessions = await listSessions(this.#storage, dir, { onProgress: progress.callback, signal });
+		const catalog = listingCatalogPath(this.#agentDir);
+		const sessions = await listSessions(this.#storage, dir, { onProgress: progress.callback, signal, catalog });
 		await progress.settled();
 		return sessions;
 	}
 
-	/** Sessions of every project, most recently modified first. */
+	/** Sessions of every project, most recently modified first (through the listing catalog, as `list`). */
 	async listAll(onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
 		const progress = trackProgress(onProgress);
 		const root = sessionsRoot(this.#agentDir);
-		const sessions = await listAllSessions(this.#storage, root, { onProgress: progress.callback, signal });
+		const catalog = listingCatalogPath(this.#agentDir);
+		const sessions = await listAllSessions(this.#storage, root, { onProgress: progress.callback, signal, catalog });
 		await progress.settled();
 		return sessions;
 	}
