@@ -16,12 +16,12 @@ import {
 	type SessionInfo,
 } from "./catalog.ts";
 import { type ProgressCallback, trackProgress } from "./engine-progress.ts";
-import { listingCatalogPath } from "./listing-catalog.ts";
 import type { ContextPage, ContextPageRequest, OutlineNode, OutlinePageRequest } from "./engine-views.ts";
 import type { SessionEntry, SessionHeader, SessionTreeNode } from "./entries.ts";
 import { UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
 import type { Diagnostic } from "./jsonl.ts";
+import { listingCatalogPath } from "./listing-catalog.ts";
 import { defaultSessionDir, dirname, sessionsRoot } from "./paths.ts";
 import { type Durability, type LoadMode, type OpenReport, Session } from "./session.ts";
 import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
