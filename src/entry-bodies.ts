@@ -19,6 +19,12 @@ export interface LineSpan {
 	line: number;
 }
 
+function grown(array: Float64Array): Float64Array<ArrayBuffer> {
+	const bigger = new Float64Array(array.length * 2);
+	bigger.set(array);
+	return bigger;
+}
+
 /** Entries decoded lately are kept up to about this many bytes of their lines. */
 const CACHE_BYTES = 64 << 20;
 /** Lines closer than this are read together, up to `READ_BYTES` a read. */
@@ -28,10 +34,22 @@ const READ_BYTES = 8 << 20;
 /** As a full open reads a line: bytes that are not UTF-8 become U+FFFD. */
 const decoder = new TextDecoder("utf-8");
 
+/**
+ * The key under which a deferred entry's structure holds the number of its line's span here: a number in
+ * the object, not an entry of a map, since a session may have millions. A copy of the structure (a fork
+ * gives it another parent) copies the key too, so it stays deferred to the same line.
+ */
+const SPAN: unique symbol = Symbol("pi-session-tree span");
+type Deferred = SessionEntry & { [SPAN]?: number };
+
 /** The deferred entries of one file and what has been decoded of them. */
 export class EntryBodies {
 	readonly path: string;
-	readonly #spans = new Map<SessionEntry, LineSpan>();
+	/** The spans, by number: offsets (a file may pass 4 GiB), lengths and line numbers. */
+	#offsets = new Float64Array(1024);
+	#lengths = new Float64Array(1024);
+	#lines = new Float64Array(1024);
+	#count = 0;
 	/** Decoded entries by their structure, oldest first (a `Map` keeps insertion order: the LRU order). */
 	readonly #cache = new Map<SessionEntry, SessionEntry>();
 	#cachedBytes = 0;
@@ -44,25 +62,36 @@ export class EntryBodies {
 
 	/** Mark `structure` as the deferred entry of the line at `span`. */
 	defer(structure: SessionEntry, span: LineSpan): void {
-		this.#spans.set(structure, span);
+		if (this.#count === this.#offsets.length) {
+			this.#offsets = grown(this.#offsets);
+			this.#lengths = grown(this.#lengths);
+			this.#lines = grown(this.#lines);
+		}
+		const index = this.#count++;
+		this.#offsets[index] = span.offset;
+		this.#lengths[index] = span.length;
+		this.#lines[index] = span.line;
+		(structure as Deferred)[SPAN] = index;
 	}
 
-	/**
-	 * Mark `copy` (the structure of `original` with another `parentId`, as a fork makes it) as deferred to the
-	 * same line; decoded, it gets its own `parentId`.
-	 */
-	derive(copy: SessionEntry, original: SessionEntry): void {
-		const span = this.#spans.get(original);
-		if (span) this.#spans.set(copy, span);
+	/** Where the line of a deferred entry is; `undefined` for an entry that is whole. */
+	#spanOf(entry: SessionEntry): LineSpan | undefined {
+		const index = (entry as Deferred)[SPAN];
+		if (index === undefined) return undefined;
+		return {
+			offset: this.#offsets[index] as number,
+			length: this.#lengths[index] as number,
+			line: this.#lines[index] as number,
+		};
 	}
 
 	isDeferred(entry: SessionEntry): boolean {
-		return this.#spans.has(entry);
+		return (entry as Deferred)[SPAN] !== undefined;
 	}
 
 	/** The whole entry of `entry`: itself when it is not deferred; an `EntryNotLoadedError` when not decoded. */
 	whole(entry: SessionEntry): SessionEntry {
-		if (!this.#spans.has(entry)) return entry;
+		if ((entry as Deferred)[SPAN] === undefined) return entry;
 		const decoded = this.#loaded?.get(entry) ?? this.#cache.get(entry);
 		if (!decoded) throw new EntryNotLoadedError(entry.id, this.path);
 		return decoded;
@@ -84,7 +113,7 @@ export class EntryBodies {
 		const loaded = new Map<SessionEntry, SessionEntry>();
 		const wanted: [SessionEntry, LineSpan][] = [];
 		for (const entry of entries) {
-			const span = this.#spans.get(entry);
+			const span = this.#spanOf(entry);
 			if (!span || loaded.has(entry)) continue;
 			const cached = this.#cache.get(entry);
 			if (cached) {
@@ -156,7 +185,7 @@ export class EntryBodies {
 		for (const oldest of this.#cache.keys()) {
 			if (this.#cachedBytes <= CACHE_BYTES) break;
 			this.#cache.delete(oldest);
-			this.#cachedBytes -= this.#spans.get(oldest)?.length ?? 0;
+			this.#cachedBytes -= this.#spanOf(oldest)?.length ?? 0;
 		}
 	}
 }

@@ -52,6 +52,8 @@ const TOP_NAMES = [
 ];
 const TOP_KEYS = TOP_NAMES.map((key) => encoder.encode(key));
 const REPLACEMENT = TOP_NAMES.indexOf("replacement");
+const TYPE = TOP_NAMES.indexOf("type");
+const PARENT_ID = TOP_NAMES.indexOf("parentId");
 const SUMMARY = TOP_NAMES.indexOf("summary");
 const MESSAGE = TOP_NAMES.indexOf("message");
 /** The message's keys whose values are structure. */
@@ -125,6 +127,29 @@ function scalarOf(bytes: Uint8Array, start: number, end: number): unknown {
 	} catch {
 		return undefined;
 	}
+}
+
+/**
+ * The few values that repeat from entry to entry (kinds, roles, providers, models), one string each:
+ * a million entries then hold a few strings, not a million copies.
+ */
+const repeated = new Map<string, string>();
+
+function shared(text: string): string {
+	const known = repeated.get(text);
+	if (known !== undefined) return known;
+	if (repeated.size < 4096) repeated.set(text, text);
+	return text;
+}
+
+/** The id of the last entry walked: the next one's parent, in a linear session, so its string is shared. */
+let lastId: unknown;
+
+/** The string of the quoted JSON string `bytes[open, close]`, decoded; `undefined` when it is not valid. */
+function stringAt(bytes: Uint8Array, open: number, close: number): unknown {
+	let escaped = false;
+	for (let at = open + 1; at < close && !escaped; at++) escaped = bytes[at] === BACKSLASH;
+	return escaped ? scalarOf(bytes, open, close + 1) : decoder.decode(bytes.subarray(open + 1, close));
 }
 
 /** The brackets open at each depth of the line being walked (`{` or `[`), reused from line to line. */
@@ -220,12 +245,14 @@ function walk(bytes: Uint8Array): { top: Record<string, unknown>; message?: Reco
 		} else {
 			if (pending) {
 				const target = pending.inMessage ? (message as Record<string, unknown>) : top;
-				const value =
-					!pending.inMessage && pending.index === SUMMARY
-						? close > open + 1
-							? "~" // not empty: its text is a body
-							: ""
-						: scalarOf(bytes, open, close + 1);
+				let value: unknown;
+				if (!pending.inMessage && pending.index === SUMMARY) {
+					value = close > open + 1 ? "~" : ""; // not empty: its text is a body
+				} else {
+					value = stringAt(bytes, open, close);
+					if ((pending.inMessage || pending.index === TYPE) && typeof value === "string") value = shared(value);
+					else if (pending.index === PARENT_ID && value === lastId) value = lastId;
+				}
 				target[nameOf(pending)] = value;
 				pending = undefined;
 			}
@@ -305,5 +332,7 @@ export function lineStructure(bytes: Uint8Array): SessionEntry | undefined {
 	if (bytes.length < DEFER_LINE_BYTES) return undefined;
 	const walked = walk(bytes);
 	if (!walked || typeof walked.top.type !== "string" || KEPT_WHOLE.has(walked.top.type)) return undefined;
-	return structureOf(walked.top, walked.message);
+	const structure = structureOf(walked.top, walked.message);
+	if (structure) lastId = structure.id;
+	return structure;
 }

@@ -37,8 +37,11 @@ export class TreeIndex {
 	link(entry: SessionEntry, parent: IndexNode | null): void {
 		const node: IndexNode = { entry, parent, children: [], depth: parent ? parent.depth + 1 : 0 };
 		this.nodes.set(entry.id, node);
-		if (parent) parent.children.push(node);
-		else this.roots.push(node);
+		// Most entries have one child: an array made for it holds one slot, where a push would reserve 17.
+		if (parent) {
+			if (parent.children.length === 0) parent.children = [node];
+			else parent.children.push(node);
+		} else this.roots.push(node);
 		this.leaf = node;
 		if (entry.type === "label") applyLabel(this.labels, entry);
 		else if (entry.type === "session_info") this.name = normalizeSessionName(entry.name);

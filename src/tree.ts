@@ -360,18 +360,8 @@ export class SessionTree {
 	 * chained after it and carrying the label's own timestamp. The source entries are not changed.
 	 */
 	forkEntries(leafId: string): SessionEntry[] {
-		const path = this.#index.path(this.#index.require(leafId));
-		const fork = forkOfBranch(path, this.#index.labels);
-		const bodies = this.#bodies;
-		if (bodies) {
-			// A deferred entry copied with another parent is deferred to the same line.
-			const byId = new Map(path.map((entry) => [entry.id, entry]));
-			for (const entry of fork) {
-				const original = byId.get(entry.id);
-				if (original && original !== entry) bodies.derive(entry, original);
-			}
-		}
-		return fork;
+		// A deferred entry copied with another parent stays deferred to the same line (see entry-bodies.ts).
+		return forkOfBranch(this.#index.path(this.#index.require(leafId)), this.#index.labels);
 	}
 
 	// Indexing --------------------------------------------------------------------------------------
