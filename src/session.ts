@@ -90,9 +90,11 @@ async function releaseQuietly(locks: WriterLocks, lock: HeldLock): Promise<void>
 export interface Session extends SessionAppends {}
 
 /**
- * A session bound to a file on an asynchronous storage. Reads are synchronous (the tree is in memory);
- * appends (the tree's `append*` methods and `branchWithSummary`) return the new entry's id once it is
- * written as the durability mode says. Appends issued without awaiting are written in order; in
+ * A session bound to a file on an asynchronous storage. Opened whole (`load: "full"`, the default), its
+ * `tree` answers every read synchronously; opened lazily, the asynchronous reads (`getEntry`, `contextPage`,
+ * …) decode what they hand out from the file, and `tree` holds the structure. Appends (the tree's
+ * `append*` methods and `branchWithSummary`) return the new entry's id once it is written as the
+ * durability mode says. Appends issued without awaiting are written in order; in
  * `"group"` mode they are coalesced into one write.
  * @example
  * const session = await Session.create(storage, { cwd: "/project", sessionDir: "/sessions/--project--" });
