@@ -22,7 +22,11 @@ import {
 	type StoredMessage,
 } from "../src/index.ts";
 import { DEFER_LINE_BYTES, lineStructure } from "../src/line-structure.ts";
+import { concat } from "./support/listing-sessions.ts";
+import { assistantMessage } from "./support/messages.ts";
 import { applyOp16, ops16Arbitrary, type Target16 } from "./support/ops16.ts";
+
+const NEWLINE = new Uint8Array([0x0a]);
 
 const CWD = "/project";
 const DIR = "/sessions/--project--";
@@ -174,16 +178,7 @@ function damaged(lines: Uint8Array[], damage: readonly Damage[]): Uint8Array[] {
 }
 
 function fileOf(lines: readonly Uint8Array[], tornEnd: boolean): Uint8Array {
-	const parts = lines.flatMap((line, index) =>
-		tornEnd && index === lines.length - 1 ? [line] : [line, new Uint8Array([0x0a])],
-	);
-	const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-	let at = 0;
-	for (const part of parts) {
-		bytes.set(part, at);
-		at += part.length;
-	}
-	return bytes;
+	return concat(lines.flatMap((line, index) => (tornEnd && index === lines.length - 1 ? [line] : [line, NEWLINE])));
 }
 
 /** A random session as its lines (only ones that parse: damage comes after). */
@@ -409,22 +404,7 @@ describe("a lazily opened session's tree", () => {
 				content: `question ${index} ${"q".repeat(300)}`,
 				timestamp: index,
 			});
-			await engine.appendMessage(handle, {
-				role: "assistant",
-				content: [{ type: "text", text: `answer ${index} ${"a".repeat(300)}` }],
-				provider: "p",
-				model: "m",
-				usage: {
-					input: 1,
-					output: 1,
-					cacheRead: 0,
-					cacheWrite: 0,
-					totalTokens: 2,
-					cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-				},
-				stopReason: "stop",
-				timestamp: index,
-			} as never);
+			await engine.appendMessage(handle, assistantMessage(`answer ${index} ${"a".repeat(300)}`, { timestamp: index }));
 		}
 		await engine.close(handle);
 		const lazy = await engine.open(path as string, { readOnly: true });
