@@ -1,18 +1,19 @@
 /**
  * The structure of a big line without its bodies: what a lazy open keeps of an entry. A line is walked
- * once without decoding: strings are skipped from quote to closing quote (the runtime's own byte
- * search; escapes are checked), brackets are matched between them and every byte there must be one JSON
- * allows there, and only the values of the few structural keys of the entry and of its `message` are read. Parsing every line is what makes opening cost what pi's does; this
- * costs a fraction of it.
+ * once without decoding: strings are skipped from quote to unescaped quote (the runtime's own byte
+ * search), brackets are matched between them and every byte there must be one JSON allows there, and
+ * only the values of the few structural keys of the entry and of its `message` are read. Parsing every
+ * line is what makes opening cost what pi's does; this costs a fraction of it.
  *
  * What the walk proves of a line, and so what a lazy open tells apart exactly as a full open does: it is
  * one whole JSON object. A line cut at any byte (a torn append) ends inside a string or an open bracket;
  * two lines run together after a torn one (the next append fused onto it) leave a bracket open, or put
  * the second line's text where only JSON punctuation may stand; both are refused here and parsed (and
- * reported) the ordinary way. What it does not check is the order of the tokens between strings, a raw
- * control character inside a string, and UTF-8: a line damaged only so is indexed, and reading its body
- * gives a `SessionFormatError` naming the line (a full open skips it); bytes that are not UTF-8 read, as
- * in a full open, with U+FFFD, but without the `invalid-utf8` diagnostic.
+ * reported) the ordinary way. What it does not check is the inside of strings (a raw control character,
+ * a bad escape, UTF-8) and the order of the tokens between strings beyond where a string may start: a
+ * line damaged only so is indexed, and reading its body gives a `SessionFormatError` naming the line (a
+ * full open skips it); bytes that are not UTF-8 read, as in a full open, with U+FFFD, but without the
+ * `invalid-utf8` diagnostic.
  * @module
  */
 import type { SessionEntry } from "./entries.ts";
@@ -72,12 +73,6 @@ function keyIndex(bytes: Uint8Array, start: number, end: number, keys: readonly 
 	return -1;
 }
 
-/** Bytes valid after a backslash in a JSON string (`u` then needs four hex digits), as a table. */
-const ESCAPES = new Uint8Array(256);
-for (const byte of encoder.encode('"\\/bfnrtu')) ESCAPES[byte] = 1;
-const HEX_DIGITS = new Uint8Array(256);
-for (const byte of encoder.encode("0123456789abcdefABCDEF")) HEX_DIGITS[byte] = 1;
-
 /**
  * Bytes that may stand between strings in JSON: whitespace, punctuation, and what numbers, `true`,
  * `false` and `null` are made of. Two lines run together after a cut inside a string put the text of the
@@ -87,33 +82,16 @@ const BETWEEN_STRINGS = new Uint8Array(256);
 for (const byte of encoder.encode(" \t\r{}[]:,0123456789+-.eEtruefalsn")) BETWEEN_STRINGS[byte] = 1;
 
 /**
- * The next backslash of the line being walked, searched for once and kept (a search per string would
- * read the rest of the line each time): -1 when there is none left.
- */
-let nextBackslash = -1;
-
-/**
- * The closing quote of the string that opens at `open`, its escapes checked as `JSON.parse` checks them;
- * -1 when the string does not close or holds a bad escape.
+ * The closing quote of the string that opens at `open`: the next quote not escaped (preceded by an even
+ * number of backslashes); -1 if none. Escapes themselves are not checked (damage inside a string).
  */
 function closingQuote(bytes: Uint8Array, open: number): number {
-	let at = open + 1;
-	let quote = bytes.indexOf(QUOTE, at);
-	for (;;) {
-		// Each search starts where the last one left off: a string full of escapes is still read once.
-		if (quote !== -1 && quote < at) quote = bytes.indexOf(QUOTE, at);
-		if (quote < 0) return -1;
-		if (nextBackslash !== -1 && nextBackslash < at) nextBackslash = bytes.indexOf(BACKSLASH, at);
-		if (nextBackslash === -1 || nextBackslash > quote) return quote;
-		// An escape before the quote: check it and go on after it.
-		const escaped = bytes[nextBackslash + 1] as number;
-		if (ESCAPES[escaped] !== 1) return -1;
-		at = nextBackslash + 2;
-		if (escaped === 0x75) {
-			for (let k = at; k < at + 4; k++) if (HEX_DIGITS[bytes[k] as number] !== 1) return -1;
-			at += 4;
-		}
+	for (let close = bytes.indexOf(QUOTE, open + 1); close !== -1; close = bytes.indexOf(QUOTE, close + 1)) {
+		let backslashes = 0;
+		while (bytes[close - 1 - backslashes] === BACKSLASH) backslashes++;
+		if ((backslashes & 1) === 0) return close;
 	}
+	return -1;
 }
 
 function isWhitespace(byte: number | undefined): boolean {
@@ -180,7 +158,6 @@ function walk(bytes: Uint8Array): { top: Record<string, unknown>; message?: Reco
 	let message: Record<string, unknown> | undefined;
 	let messageDepth = -1;
 	let depth = 0;
-	nextBackslash = bytes.indexOf(BACKSLASH);
 	let pending: PendingValue | undefined;
 	let at = start;
 	/** The last byte before the next string that is not whitespace: a string may only follow `:`, `,`, `{` or `[`. */

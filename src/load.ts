@@ -147,17 +147,26 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	/** Set once the header shows a current file, when the read indexes as it goes. */
 	let tree: SessionTree | undefined;
 	let recordCount = 0;
+	/**
+	 * Where the line being indexed is, for a diagnostic (copied into it then): one object for every line,
+	 * its excerpt made only when asked, from the bytes at hand.
+	 */
+	const location = {
+		raw: undefined as RawLine | undefined,
+		get line() {
+			return this.raw?.line ?? 0;
+		},
+		get byteOffset() {
+			return this.raw?.byteOffset ?? 0;
+		},
+		get excerpt() {
+			return this.raw ? excerptOfBytes(this.raw.bytes) : "";
+		},
+	};
 	const keep = (record: FileEntry, raw: RawLine): void => {
 		recordCount++;
 		if (tree) {
-			// The excerpt is made only for a diagnostic, from the bytes at hand (during `addEntry` only).
-			const location = {
-				line: raw.line,
-				byteOffset: raw.byteOffset,
-				get excerpt() {
-					return excerptOfBytes(raw.bytes);
-				},
-			};
+			location.raw = raw;
 			tree.addEntry(record as SessionEntry, location);
 			return;
 		}

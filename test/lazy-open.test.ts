@@ -144,9 +144,11 @@ function damaged(lines: Uint8Array[], damage: readonly Damage[]): Uint8Array[] {
 			case "byte": {
 				// An ASCII byte: breaking UTF-8 is damage a lazy open does not see (tested on its own below).
 				const copy = line.slice();
+				// Nor one of an escape: a bad escape is damage inside a string too.
+				const inside = (k: number) => (copy[k] as number) >= 0x80 || inEscape(copy, k);
 				let at = harm.at % Math.max(1, copy.length);
-				for (let tries = 0; tries < copy.length && (copy[at] as number) >= 0x80; tries++) at = (at + 1) % copy.length;
-				if (copy.length > 0 && (copy[at] as number) < 0x80) copy[at] = harm.byte;
+				for (let tries = 0; tries < copy.length && inside(at); tries++) at = (at + 1) % copy.length;
+				if (copy.length > 0 && !inside(at)) copy[at] = harm.byte;
 				out[index] = copy;
 				break;
 			}
@@ -175,6 +177,12 @@ function damaged(lines: Uint8Array[], damage: readonly Damage[]): Uint8Array[] {
 		}
 	}
 	return out;
+}
+
+/** Whether byte `at` may belong to an escape (`\\n`, `\\u0001`): a backslash or one of the five after one. */
+function inEscape(bytes: Uint8Array, at: number): boolean {
+	for (let back = 0; back <= 5; back++) if (bytes[at - back] === 0x5c) return true;
+	return false;
 }
 
 function fileOf(lines: readonly Uint8Array[], tornEnd: boolean): Uint8Array {
@@ -475,7 +483,10 @@ describe("the structure of a line", () => {
 					const fused = new Uint8Array([...cut, ...lineOf(b)]);
 					expect(lineStructure(fused)).toBeUndefined();
 					const flipped = first.slice();
-					flipped[flip % flipped.length] = byte;
+					// Not in an escape: a bad escape is damage inside a string (tested below).
+					let where = flip % flipped.length;
+					while (where < flipped.length - 1 && inEscape(flipped, where)) where++;
+					flipped[where] = byte;
 					let parses = true;
 					try {
 						JSON.parse(decoder.decode(flipped));
@@ -512,7 +523,7 @@ describe("damage inside a string, which a lazy open does not see while opening",
 		return copy;
 	};
 
-	it("a raw control character: indexed, and reading its body names the line", async () => {
+	it("a raw control character or a bad escape: indexed, and reading its body names the line", async () => {
 		const { path, first, damaged, full, lazy } = await openBoth((line) => at(line, 0x01));
 		expect(full.tree.getEntry(damaged)).toBeUndefined();
 		expect(full.report.diagnostics.map((d) => d.reason)).toEqual(["invalid-json"]);
