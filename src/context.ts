@@ -239,6 +239,26 @@ export function contextMessagesAt(
 }
 
 /**
+ * How many messages `contextMessagesAt` gives, without making them (a page of a long context counts every
+ * entry's messages to find where it starts).
+ */
+export function contextMessageCount(entry: SessionEntry, index: number, edit: ContextEditEntry | undefined): number {
+	if (edit?.replacement === null) return 0;
+	switch (entry.type) {
+		case "message":
+			return entry.message === null || entry.message === undefined ? 0 : 1;
+		case "custom_message":
+			return 1;
+		case "branch_summary":
+			return entry.summary ? 1 : 0;
+		case "compaction":
+			return index > 0 ? 0 : entry.systemMessage ? 2 : 1;
+		default:
+			return 0;
+	}
+}
+
+/**
  * The projection of a path that is already built: the entries in context, each with the messages it
  * contributes after context edits, and the settings at its end. `whole` gives the whole entry of each
  * entry in context (a lazily read tree's path holds the structure of deferred entries: enough for the

@@ -2,7 +2,13 @@
  * The engine's cheap views of a session's tree: the outline of a navigator, and pages of a model context.
  * @module
  */
-import { contextEntriesOfPath, contextMessagesAt, getSessionContextSettings, latestEdits } from "./context.ts";
+import {
+	contextEntriesOfPath,
+	contextMessageCount,
+	contextMessagesAt,
+	getSessionContextSettings,
+	latestEdits,
+} from "./context.ts";
 import type { AgentMessage, ContextEditEntry, ModelRef, SessionEntry } from "./entries.ts";
 import type { SessionTree } from "./tree.ts";
 
@@ -99,7 +105,7 @@ function planPage(tree: SessionTree, page: ContextPageRequest) {
 	const path = tree.structureOfPath(page.leafId);
 	const entries = contextEntriesOfPath(path);
 	const edits = latestEdits(entries);
-	const counts = entries.map((entry, index) => contextMessagesAt(entry, index, edits.get(entry.id)).length);
+	const counts = entries.map((entry, index) => contextMessageCount(entry, index, edits.get(entry.id)));
 	const total = counts.reduce((sum, count) => sum + count, 0);
 	const { offset, end } = pageRange(page, total);
 	let first = 0;

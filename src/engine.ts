@@ -20,9 +20,10 @@ import type { ContextPage, ContextPageRequest, OutlineNode, OutlinePageRequest }
 import type { SessionEntry, SessionHeader, SessionTreeNode } from "./entries.ts";
 import { UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
+import { importSessionFile } from "./import-session-file.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { listingCatalogPath } from "./listing-catalog.ts";
-import { defaultSessionDir, dirname, sessionsRoot } from "./paths.ts";
+import { defaultSessionDir, sessionsRoot } from "./paths.ts";
 import { type Durability, type LoadMode, type OpenReport, Session } from "./session.ts";
 import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import type { SessionTree } from "./tree.ts";
@@ -253,15 +254,19 @@ export class Engine {
 	}
 
 	/**
-	 * Write a session file as given (exclusive: never overwrites), e.g. one uploaded by a user. A `Blob` (a
-	 * `File` from a picker) is read here: passed to the worker, it crosses as a handle, not as a copy of
-	 * its bytes, so the page does no work for a large file.
+	 * Write a session file as given, e.g. one uploaded by a user: never over an existing file (`StorageError`
+	 * `exists`, the file left as it was), and whole or not at all (nobody sees part of it under `path`; a
+	 * failure leaves nothing there and rejects with its error). A `Blob` (a `File` from a picker) is read
+	 * here: passed to the worker, it crosses as a handle, not as a copy of its bytes, so the page does no
+	 * work for a large file. A `Blob` bigger than 8 MiB is streamed, 8 MiB at a time, into a temporary file
+	 * next to `path` (one a crash leaves is removed when the session is next opened for writing), then given
+	 * its name: importing 1 GB costs 16 MiB of memory, not 1 GB. The import holds `path`'s writer lock while
+	 * it puts the file in place (a session open for writing there makes it `exists`); on storages without
+	 * hard links (OPFS, ZenFS) the name is taken by a check and a rename, and only a writer that takes no
+	 * lock could create the same name between the two (see src/import-session-file.ts).
 	 */
 	async importSessionFile(path: string, bytes: Uint8Array | Blob): Promise<void> {
-		const content = bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer());
-		const dir = dirname(path);
-		if (dir !== ".") await this.#storage.mkdir(dir);
-		await this.#storage.createExclusive(path, [content], true);
+		await importSessionFile(this.#storage, path, bytes, { locks: this.#locks });
 	}
 
 	/**
