@@ -1,0 +1,282 @@
+/**
+ * One measurement of `bench/scale.ts`, in a process of its own: `node child.mjs '<task JSON>'` (the
+ * benchmark bundles this file with esbuild, so no loader sits in the measured process). It does the task,
+ * reads the time and `process.resourceUsage().maxRSS` right after the timed step, and only then computes
+ * what the parent checks (entry count, leaf, digests of context messages or listing rows), so the check
+ * never adds to a figure. The pis are imported by file path only when the task needs them.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { appendFileSync, closeSync, existsSync, openSync, readSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import type { SessionManager as Pi073SessionManager } from "@mariozechner/pi-coding-agent";
+import { createNodeStorage } from "../../adapters/node.ts";
+import {
+	type ContextPage,
+	type ContextPageRequest,
+	type ListOptions,
+	listAllSessions,
+	Session,
+	type SessionContext,
+	type SessionInfo,
+} from "../../src/index.ts";
+import type { pi16 as Pi16 } from "../../test/support/pi16.ts";
+import {
+	type ContextDigest,
+	type ContextResult,
+	type ListPhase,
+	type ListResult,
+	type OpenResult,
+	RESULT_MARKER,
+	type Result,
+	type Sample,
+	type Task,
+} from "./protocol.ts";
+
+type Pi16Manager = (typeof Pi16)["SessionManager"];
+interface Pi16Module {
+	SessionManager: Pi16Manager & { listAll(): Promise<SessionInfo[]> };
+}
+interface Pi073Module {
+	SessionManager: typeof Pi073SessionManager;
+}
+
+const importModule = async <T>(path: string): Promise<T> => (await import(pathToFileURL(path).href)) as T;
+
+function peakRss(): number {
+	return process.resourceUsage().maxRSS * 1024;
+}
+
+async function timed<T>(run: () => T | Promise<T>): Promise<{ value: T; sample: Sample }> {
+	const start = performance.now();
+	const value = await run();
+	const ms = performance.now() - start;
+	return { value, sample: { ms, peakRssBytes: peakRss() } };
+}
+
+function digestContext(context: Pick<SessionContext, "messages" | "thinkingLevel" | "model">): ContextDigest {
+	const hash = createHash("sha256");
+	hash.update(`${context.thinkingLevel}\n${JSON.stringify(context.model ?? null)}\n`);
+	for (const message of context.messages) hash.update(`${JSON.stringify(message)}\n`);
+	return { messages: context.messages.length, digest: hash.digest("hex").slice(0, 32) };
+}
+
+function lastMessages(context: SessionContext, count: number): SessionContext {
+	return { ...context, messages: context.messages.slice(-count) };
+}
+
+/** Digest the leaf's context into `result`; a failure to build it is reported, not thrown (the open's figures stand). */
+function checkContext(result: OpenResult, build: () => SessionContext): void {
+	try {
+		const context = build();
+		result.context = digestContext(context);
+		result.last50 = digestContext(lastMessages(context, 50));
+	} catch (error) {
+		result.checkError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+	}
+}
+
+const CHUNK_BYTES = 16 << 20;
+
+/** Ranged reads of the file; `onChunk` gets each chunk as read (the buffer is reused). */
+function readChunks(path: string, onChunk: (chunk: Buffer) => void): void {
+	const fd = openSync(path, "r");
+	try {
+		const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+		for (let read = readSync(fd, buffer, 0, CHUNK_BYTES, null); read > 0; ) {
+			onChunk(buffer.subarray(0, read));
+			read = readSync(fd, buffer, 0, CHUNK_BYTES, null);
+		}
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/** The floor of a lazy index: read every byte and count the lines. */
+function floorScan(path: string): number {
+	let lines = 0;
+	readChunks(path, (chunk) => {
+		for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) lines++;
+	});
+	return lines;
+}
+
+/** The floor of a full load: read in ranges, `JSON.parse` every line, keep every object. */
+function floorParse(path: string): unknown[] {
+	const records: unknown[] = [];
+	let carry: Buffer | undefined;
+	readChunks(path, (chunk) => {
+		let start = 0;
+		let end = chunk.indexOf(10);
+		if (carry) {
+			if (end < 0) {
+				carry = Buffer.concat([carry, chunk]);
+				return;
+			}
+			records.push(JSON.parse(Buffer.concat([carry, chunk.subarray(0, end)]).toString("utf8")));
+			carry = undefined;
+			start = end + 1;
+			end = chunk.indexOf(10, start);
+		}
+		for (; end >= 0; end = chunk.indexOf(10, start)) {
+			if (end > start) records.push(JSON.parse(chunk.toString("utf8", start, end)));
+			start = end + 1;
+		}
+		// The chunk's buffer is reused: keep a copy of the unfinished line.
+		if (start < chunk.length) carry = Buffer.from(chunk.subarray(start));
+	});
+	if (carry && carry.length > 0) records.push(JSON.parse(carry.toString("utf8")));
+	return records;
+}
+
+async function open(task: Extract<Task, { kind: "open" }>): Promise<OpenResult> {
+	const { impl, path, check } = task;
+	if (impl === "floor-scan" || impl === "floor-parse") {
+		const rssBeforeBytes = process.memoryUsage().rss;
+		if (impl === "floor-scan") {
+			const { value: lines, sample } = await timed(() => floorScan(path));
+			return { kind: "open", rssBeforeBytes, open: sample, entries: lines - 1, leafId: null };
+		}
+		const { value: records, sample } = await timed(() => floorParse(path));
+		const last = records[records.length - 1] as { id?: string } | undefined;
+		return { kind: "open", rssBeforeBytes, open: sample, entries: records.length - 1, leafId: last?.id ?? null };
+	}
+	if (impl === "pi16" || impl === "pi073") {
+		const { SessionManager } =
+			impl === "pi16"
+				? await importModule<Pi16Module>(task.modules.pi16)
+				: await importModule<Pi073Module>(task.modules.pi073);
+		const rssBeforeBytes = process.memoryUsage().rss;
+		const { value: manager, sample } = await timed(() => SessionManager.open(path));
+		const result: OpenResult = {
+			kind: "open",
+			rssBeforeBytes,
+			open: sample,
+			entries:
+				impl === "pi16" ? (manager as ReturnType<Pi16Manager["open"]>).getEntryCount() : manager.getEntries().length,
+			leafId: manager.getLeafId(),
+		};
+		if (check) checkContext(result, () => manager.buildSessionContext() as unknown as SessionContext);
+		return result;
+	}
+	const storage = createNodeStorage();
+	const rssBeforeBytes = process.memoryUsage().rss;
+	const load = impl === "ours-full" ? "full" : "lazy";
+	const { value: session, sample } = await timed(() => Session.open(storage, path, { readOnly: true, load }));
+	const result: OpenResult = {
+		kind: "open",
+		rssBeforeBytes,
+		open: sample,
+		entries: session.tree.getEntryCount(),
+		leafId: session.tree.getLeafId(),
+	};
+	if (impl === "ours-lazy") {
+		// The paged read of a lazily opened session; measured only once `Session` has it.
+		const contextPage = (session as unknown as { contextPage?: (page: ContextPageRequest) => Promise<ContextPage> })
+			.contextPage;
+		result.pageSupported = typeof contextPage === "function";
+		if (typeof contextPage === "function") {
+			const { value: page, sample: pageSample } = await timed(() => contextPage.call(session, { last: 50 }));
+			result.page = pageSample;
+			result.pageTotal = page.total;
+			result.last50 = digestContext(page);
+		}
+	} else if (check) checkContext(result, () => session.tree.buildSessionContext());
+	await session.close();
+	return result;
+}
+
+async function context(task: Extract<Task, { kind: "context" }>): Promise<ContextResult> {
+	let build: () => SessionContext;
+	let leafId: string | null;
+	let openSample: Sample;
+	if (task.impl === "pi16") {
+		const { SessionManager } = await importModule<Pi16Module>(task.modules.pi16);
+		const { value: manager, sample } = await timed(() => SessionManager.open(task.path));
+		openSample = sample;
+		leafId = manager.getLeafId();
+		build = () => manager.buildSessionContext();
+	} else {
+		const storage = createNodeStorage();
+		const { value: session, sample } = await timed(() =>
+			Session.open(storage, task.path, { readOnly: true, load: "full" }),
+		);
+		openSample = sample;
+		leafId = session.tree.getLeafId();
+		build = () => session.tree.buildSessionContext();
+	}
+	const first = await timed(build);
+	const repeatMs: number[] = [];
+	for (let i = 0; i < task.repeats; i++) repeatMs.push((await timed(build)).sample.ms);
+	const peakRssBytes = peakRss();
+	return {
+		kind: "context",
+		open: openSample,
+		leafId,
+		firstMs: first.sample.ms,
+		repeatMs,
+		peakRssBytes,
+		context: digestContext(first.value),
+	};
+}
+
+function listingPhase(sample: Sample, infos: readonly SessionInfo[]): ListPhase {
+	const rows = infos.map((info) =>
+		createHash("sha256")
+			.update(
+				JSON.stringify([
+					info.path,
+					info.id,
+					info.cwd,
+					info.name ?? null,
+					info.parentSessionPath ?? null,
+					info.created.toISOString(),
+					info.modified.toISOString(),
+					info.messageCount,
+					info.firstMessage,
+					info.allMessagesText,
+				]),
+			)
+			.digest("hex")
+			.slice(0, 16),
+	);
+	const digest = createHash("sha256").update(rows.join("\n")).digest("hex").slice(0, 32);
+	return { ...sample, sessions: infos.length, digest, rows };
+}
+
+async function list(task: Extract<Task, { kind: "list" }>): Promise<ListResult> {
+	let listAll: () => Promise<SessionInfo[]>;
+	if (task.impl === "pi16") {
+		// pi 1.6 lists `<PI_CODING_AGENT_DIR>/sessions`: the parent sets the variable for this child.
+		const { SessionManager } = await importModule<Pi16Module>(task.modules.pi16);
+		listAll = () => SessionManager.listAll();
+	} else {
+		const storage = createNodeStorage();
+		// The persistent catalog option, when `ListOptions` has it; an older `listAllSessions` ignores it.
+		const options: ListOptions & { catalog?: string } =
+			task.impl === "ours-catalog" ? { catalog: task.catalogPath } : {};
+		listAll = () => listAllSessions(storage, task.sessionsRoot, options);
+	}
+	const rssBeforeBytes = process.memoryUsage().rss;
+	const phases: ListPhase[] = [];
+	for (let phase = 0; phase < 3; phase++) {
+		if (phase === 2) for (const { path, line } of task.appends) appendFileSync(path, line);
+		const { value, sample } = await timed(listAll);
+		phases.push(listingPhase(sample, value));
+	}
+	const result: ListResult = { kind: "list", rssBeforeBytes, phases };
+	if (task.impl === "ours-catalog")
+		result.catalogWritten = task.catalogPath !== undefined && existsSync(task.catalogPath);
+	return result;
+}
+
+async function run(task: Task): Promise<Result> {
+	if (task.kind === "open") return open(task);
+	if (task.kind === "context") return context(task);
+	return list(task);
+}
+
+const task = JSON.parse(process.argv[2] ?? "null") as Task | null;
+if (!task) throw new Error("usage: node child.mjs '<task JSON>' (bench/scale.ts starts it)");
+const result = await run(task);
+process.stdout.write(`${RESULT_MARKER}${JSON.stringify(result)}\n`, () => process.exit(0));
