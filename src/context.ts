@@ -291,13 +291,18 @@ export function contextOfPath(
 
 /**
  * The system messages in the context of a path, in order: those of system message entries and of the
- * leading compaction. Context edits never change them, and neither kind is ever deferred, so a lazily
- * read path's structure gives them.
+ * leading compaction, less those a context edit removes (a `null` replacement; other edits leave system
+ * messages as they are). Neither kind is ever deferred, and an edit's structure says whether it removes,
+ * so a lazily read path's structure gives them.
  */
 export function systemMessagesOfPath(path: readonly SessionEntry[]): AgentMessage[] {
-	return contextEntriesOfPath(path)
+	const entries = contextEntriesOfPath(path);
+	const edits = latestEdits(entries);
+	return entries
 		.filter((entry, index) => (entry.type === "compaction" && index === 0) || isSystemMessageEntry(entry))
-		.flatMap((entry) => sessionEntryToContextMessages(entry).filter((message) => message.role === "system"));
+		.flatMap((entry) =>
+			contextMessagesAt(entry, 0, edits.get(entry.id)).filter((message) => message.role === "system"),
+		);
 }
 
 /**

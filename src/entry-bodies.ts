@@ -180,8 +180,9 @@ export class EntryBodies {
 
 	#remember(structure: SessionEntry, entry: SessionEntry, bytes: number): void {
 		if (bytes > CACHE_BYTES / 4) return; // a huge line is not worth evicting everything for
+		// Two reads at once may both have decoded it: counted once.
+		if (!this.#cache.has(structure)) this.#cachedBytes += bytes;
 		this.#cache.set(structure, entry);
-		this.#cachedBytes += bytes;
 		for (const oldest of this.#cache.keys()) {
 			if (this.#cachedBytes <= CACHE_BYTES) break;
 			this.#cache.delete(oldest);

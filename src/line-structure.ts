@@ -98,6 +98,11 @@ function isWhitespace(byte: number | undefined): boolean {
 	return byte === 0x20 || byte === 0x09 || byte === 0x0d;
 }
 
+function hasBackslash(bytes: Uint8Array, start: number, end: number): boolean {
+	for (let at = start; at < end; at++) if (bytes[at] === BACKSLASH) return true;
+	return false;
+}
+
 /** A value that is not a string, from its text in a gap between strings (`undefined` when it is not JSON). */
 function scalarOf(bytes: Uint8Array, start: number, end: number): unknown {
 	try {
@@ -210,6 +215,8 @@ function walk(bytes: Uint8Array): { top: Record<string, unknown>; message?: Reco
 		while (isWhitespace(bytes[next])) next++;
 		if (bytes[next] === COLON) {
 			// A key: of the entry (depth 1) or of its message.
+			// A key written with an escape may be a structural one in disguise: left to a full parse.
+			if ((depth === 1 || depth === messageDepth) && hasBackslash(bytes, open + 1, close)) return undefined;
 			if (depth === 1) {
 				const index = keyIndex(bytes, open + 1, close, TOP_KEYS);
 				pending = index < 0 ? undefined : { inMessage: false, index };

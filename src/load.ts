@@ -174,7 +174,8 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		// From the bytes: a slice of the text would keep the whole line's text alive.
 		locations.push({ line: raw.line, byteOffset: raw.byteOffset, excerpt: excerptOfBytes(raw.bytes) });
 		if (recordCount === 1 && isCurrent(record)) {
-			if (options.load === "lazy") bodies = new EntryBodies(path);
+			// Lazily only when indexing: loose structures must never be handed out as records.
+			if (options.load === "lazy" && options.index) bodies = new EntryBodies(path);
 			if (options.index) tree = new SessionTree(record as SessionHeader, {}, bodies);
 		}
 	};

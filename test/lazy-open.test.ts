@@ -8,6 +8,9 @@
  * reopen. Damage inside a string that leaves quotes and brackets whole is what a lazy open does not see
  * while opening (line-structure.ts): its own tests say what it does then.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
@@ -25,6 +28,7 @@ import { DEFER_LINE_BYTES, lineStructure } from "../src/line-structure.ts";
 import { concat } from "./support/listing-sessions.ts";
 import { assistantMessage } from "./support/messages.ts";
 import { applyOp16, ops16Arbitrary, type Target16 } from "./support/ops16.ts";
+import { pi16 } from "./support/pi16.ts";
 
 const NEWLINE = new Uint8Array([0x0a]);
 
@@ -498,6 +502,79 @@ describe("the structure of a line", () => {
 			),
 			{ numRuns: 1500 },
 		);
+	});
+});
+
+describe("lines a lazy open reads as a full one does, though they are unusual", () => {
+	it("keys written with escapes, and duplicate keys, give the same tree and context", async () => {
+		const long = "z".repeat(300);
+		const lines = [
+			'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}',
+			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"${long}","timestamp":1}}`,
+			`{"type":"message","id":"b","parent\\u0049d":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"${long}","timestamp":2}}`,
+			`{"type":"message","i\\u0064":"c","parentId":"b","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"${long}","timestamp":3}}`,
+			`{"type":"message","id":"d","parentId":"a","parent\\u0049d":"b","timestamp":"2026-01-01T00:00:04.000Z","message":{"rol\\u0065":"system","content":"${long}","timestamp":4}}`,
+			`{"type":"message","id":"e","parentId":"d","parentId":"b","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":"${long}","timestamp":5}}`,
+		];
+		const storage = await createMemoryStorage();
+		const path = `${DIR}/s.jsonl`;
+		await write(storage, path, encoder.encode(lines.map((line) => `${line}\n`).join("")));
+		const full = await Session.open(storage, path, { readOnly: true, load: "full" });
+		const lazy = await Session.open(storage, path, { readOnly: true, load: "lazy" });
+		// The escaped keys really are the keys they spell (a full open reads them so).
+		expect(full.tree.getParentId("b")).toBe("a");
+		expect(full.tree.getEntry("d")).toMatchObject({ parentId: "b", message: { role: "system" } });
+		await expectSameReads(full, lazy);
+	});
+});
+
+describe("a compaction appended to a session whose system message an edit removed", () => {
+	it("replays the system messages as pi 1.6 does, whole or lazy", async () => {
+		const lines = [
+			{ type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/p" },
+			{
+				type: "message",
+				id: "a",
+				parentId: null,
+				timestamp: "2026-01-01T00:00:01.000Z",
+				message: { role: "system", content: "OLD PROMPT", timestamp: 1 },
+			},
+			{
+				type: "message",
+				id: "b",
+				parentId: "a",
+				timestamp: "2026-01-01T00:00:02.000Z",
+				message: { role: "user", content: "q".repeat(400), timestamp: 2 },
+			},
+			{
+				type: "context_edit",
+				id: "c",
+				parentId: "b",
+				timestamp: "2026-01-01T00:00:03.000Z",
+				targetId: "a",
+				replacement: null,
+			},
+		];
+		const text = lines.map((line) => `${JSON.stringify(line)}\n`).join("");
+		const scratch = mkdtempSync(join(tmpdir(), "lazy-compaction-"));
+		try {
+			const file = join(scratch, "s.jsonl");
+			writeFileSync(file, text);
+			const pi = pi16.SessionManager.open(file, scratch);
+			const piCompaction = pi.getEntry(pi.appendCompaction("sum", "b", 10)) as { systemMessage?: unknown };
+			for (const load of ["full", "lazy"] as const) {
+				const storage = await createMemoryStorage();
+				const path = `${DIR}/s.jsonl`;
+				await write(storage, path, encoder.encode(text));
+				const session = await Session.open(storage, path, { load });
+				const id = await session.appendCompaction("sum", "b", 10);
+				const ours = (await session.getEntry(id)) as { systemMessage?: unknown };
+				expect(ours.systemMessage, load).toEqual(piCompaction.systemMessage);
+				await session.close();
+			}
+		} finally {
+			rmSync(scratch, { recursive: true, force: true });
+		}
 	});
 });
 
