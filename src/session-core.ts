@@ -238,10 +238,11 @@ export class SessionCore {
 		if (!this.#writes || upTo <= this.#persisted) return;
 		if (!this.#fileExists) {
 			if (!this.#scanForConversation(upTo)) return;
-			const lines = yield* this.#withBodies(upTo, () => [
-				encodeEntry(this.#tree.getHeader()),
-				...this.#linesBetween(0, upTo),
-			]);
+			// A branch of a lazily read session: its entries are decoded from the old file to be written.
+			const bodies = this.#tree.bodies;
+			const loaded = bodies && (yield* bodies.load(this.#tree.structureBetween(0, Math.min(upTo, this.#tree.size))));
+			const build = () => [encodeEntry(this.#tree.getHeader()), ...this.#linesBetween(0, upTo)];
+			const lines = bodies && loaded ? bodies.withLoaded(loaded, build) : build();
 			try {
 				yield* io("createExclusive", this.path as string, encodeChunks(lines), durable);
 			} catch (error) {
@@ -251,6 +252,8 @@ export class SessionCore {
 			}
 			this.#createFailed = false;
 			this.#fileExists = true;
+			// From now on it holds them whole: it must not depend on the old file, which may go.
+			if (loaded) this.#tree.adoptWhole(loaded);
 		} else {
 			const lines = encodeLines(this.#linesBetween(this.#persisted, upTo));
 			const data = this.#appendMayHaveTorn ? yield* this.#afterTornTail(lines) : lines;
@@ -280,17 +283,6 @@ export class SessionCore {
 		}
 		this.#scanned = Math.max(this.#scanned, upTo);
 		return this.#sawConversation;
-	}
-
-	/**
-	 * `build()` with the entries before `upTo` decoded, for a tree that holds deferred entries (a branch of a
-	 * lazily read session continued in a new file: its entries are read from the old one).
-	 */
-	*#withBodies<T>(upTo: number, build: () => T): Task<T> {
-		const bodies = this.#tree.bodies;
-		if (!bodies) return build();
-		const loaded = yield* bodies.load(this.#tree.structureBetween(0, Math.min(upTo, this.#tree.size)));
-		return bodies.withLoaded(loaded, build);
 	}
 
 	/** `data` after a line feed when the file's last byte is not one (an earlier append was cut short). */

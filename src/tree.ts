@@ -72,9 +72,9 @@ export class SessionTree {
 	readonly #loader = new TreeLoader(this.#index);
 	readonly #timestamp: () => string;
 	#onAppend: ((entry: SessionEntry) => void) | undefined;
-	readonly #bodies: EntryBodies | undefined;
+	#bodies: EntryBodies | undefined;
 	/** The whole entry of an indexed one (itself, unless its body was deferred). */
-	readonly #whole: (entry: SessionEntry) => SessionEntry;
+	#whole: (entry: SessionEntry) => SessionEntry;
 
 	/** `bodies`: where the deferred entries of a lazily read tree are decoded from (internal to the package). */
 	constructor(header: SessionHeader, options: SessionTreeOptions = {}, bodies?: EntryBodies) {
@@ -221,6 +221,23 @@ export class SessionTree {
 	/** The whole entry of an indexed one (see `EntryNotLoadedError`). */
 	whole(entry: SessionEntry): SessionEntry {
 		return this.#whole(entry);
+	}
+	/**
+	 * Hold the decoded entries of `loaded` (structure → whole) in place of their structures; once none is
+	 * deferred, the tree is whole and reads nothing from a file.
+	 */
+	adoptWhole(loaded: ReadonlyMap<SessionEntry, SessionEntry>): void {
+		const bodies = this.#bodies;
+		if (!bodies) return;
+		const index = this.#index;
+		index.entries.forEach((entry, position) => {
+			const whole = loaded.get(entry);
+			if (whole) index.entries[position] = whole;
+		});
+		for (const node of index.nodes.values()) node.entry = loaded.get(node.entry) ?? node.entry;
+		if (index.entries.some((entry) => bodies.isDeferred(entry))) return;
+		this.#bodies = undefined;
+		this.#whole = (entry) => entry;
 	}
 	structureOf(id: string): SessionEntry | undefined {
 		return this.#index.nodes.get(id)?.entry;

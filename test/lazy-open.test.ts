@@ -505,6 +505,28 @@ describe("the structure of a line", () => {
 	});
 });
 
+describe("a branch of a lazily opened session continued in a new file", () => {
+	it("holds its entries whole once written, so the old file may go", async () => {
+		const storage = await createMemoryStorage();
+		const writer = await Session.create(storage, { cwd: CWD, sessionDir: DIR });
+		for (let index = 0; index < 20; index++) {
+			await writer.appendMessage({ role: "user", content: `question ${index} ${"q".repeat(400)}`, timestamp: index });
+		}
+		await writer.close();
+		const source = writer.path as string;
+		const lazy = await Session.open(storage, source, { load: "lazy" });
+		const leaf = lazy.tree.getLeafId() as string;
+		const forkPath = (await lazy.createBranchedSession(leaf)) as string;
+		await lazy.flush();
+		expect(lazy.lazy).toBe(false);
+		await storage.remove(source);
+		const written = await Session.open(storage, forkPath, { readOnly: true, load: "full" });
+		expect(await lazy.getEntries()).toEqual(written.tree.getEntries());
+		expect(lazy.tree.buildSessionContext()).toEqual(written.tree.buildSessionContext());
+		await lazy.close();
+	});
+});
+
 describe("lines a lazy open reads as a full one does, though they are unusual", () => {
 	it("keys written with escapes, and duplicate keys, give the same tree and context", async () => {
 		const long = "z".repeat(300);
