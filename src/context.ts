@@ -97,13 +97,12 @@ export function contextEntriesOfPath(path: readonly SessionEntry[]): SessionEntr
 	const compactionIndex = latestCompactionIndex(path);
 	if (compactionIndex < 0) return [...path];
 	const compaction = path[compactionIndex] as CompactionEntry;
-	const kept = path.slice(0, compactionIndex);
-	const firstKept = kept.findIndex((entry) => entry.id === compaction.firstKeptEntryId);
-	return [
-		compaction,
-		...(firstKept < 0 ? [] : kept.slice(firstKept).filter((entry) => !isSystemMessageEntry(entry))),
-		...path.slice(compactionIndex + 1),
-	];
+	// Searched back from the compaction (ids on a path are unique): a long path before it is not copied.
+	let firstKept = compactionIndex - 1;
+	while (firstKept >= 0 && (path[firstKept] as SessionEntry).id !== compaction.firstKeptEntryId) firstKept--;
+	const kept =
+		firstKept < 0 ? [] : path.slice(firstKept, compactionIndex).filter((entry) => !isSystemMessageEntry(entry));
+	return [compaction, ...kept, ...path.slice(compactionIndex + 1)];
 }
 
 /**

@@ -101,7 +101,20 @@ export function pageRange(page: ContextPageRequest, total: number): { offset: nu
  * each, the messages each contributes, and the range of entries `[first, last)` that holds the page's
  * messages `[offset, end)`. Only the structure is read, so a lazily read tree decodes nothing for it.
  */
-function planPage(tree: SessionTree, page: ContextPageRequest) {
+/** What `planPage` finds: see there. */
+export interface PagePlan {
+	path: SessionEntry[];
+	entries: SessionEntry[];
+	edits: Map<string, ContextEditEntry>;
+	total: number;
+	offset: number;
+	end: number;
+	first: number;
+	last: number;
+	before: number;
+}
+
+export function planPage(tree: SessionTree, page: ContextPageRequest): PagePlan {
 	const path = tree.structureOfPath(page.leafId);
 	const entries = contextEntriesOfPath(path);
 	const edits = latestEdits(entries);
@@ -117,8 +130,8 @@ function planPage(tree: SessionTree, page: ContextPageRequest) {
 }
 
 /** The entries a page of the context needs whole: those holding its messages, and their edits. */
-export function contextPageNeeds(tree: SessionTree, page: ContextPageRequest): SessionEntry[] {
-	const { entries, edits, first, last } = planPage(tree, page);
+export function contextPageNeeds(tree: SessionTree, page: ContextPageRequest | PagePlan): SessionEntry[] {
+	const { entries, edits, first, last } = "path" in page ? page : planPage(tree, page);
 	const needed = entries.slice(first, last);
 	for (const entry of entries.slice(first, last)) {
 		const edit = edits.get(entry.id);
@@ -131,8 +144,9 @@ export function contextPageNeeds(tree: SessionTree, page: ContextPageRequest): S
  * A page of the model context of `page.leafId` (default: the current leaf), decoding only the entries
  * that hold its messages (`contextPageNeeds`), so the last page of a huge session is cheap.
  */
-export function contextPage(tree: SessionTree, page: ContextPageRequest): ContextPage {
-	const { path, entries, edits, total, offset, end, first, last, before } = planPage(tree, page);
+export function contextPage(tree: SessionTree, page: ContextPageRequest | PagePlan): ContextPage {
+	const { path, entries, edits, total, offset, end, first, last, before } =
+		"path" in page ? page : planPage(tree, page);
 	const messages: AgentMessage[] = [];
 	const entryIds: string[] = [];
 	let position = before;

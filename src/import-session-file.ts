@@ -92,12 +92,13 @@ async function writeChunks(storage: Storage, path: string, blob: Blob, chunkByte
 
 /**
  * Give the written temporary file its name, which must still be free: a hard link where the storage has
- * them (refused by the storage itself if the name is taken), otherwise a rename after a check. Run under
- * the name's writer lock, which every writer of this package takes before it writes a session's file (an
- * import, `Session.create`, an open for writing), so none of them gets the name between the check and
- * the rename. What remains is a writer that takes no lock (another program, code using the storage
- * directly) creating the same name in that moment, on a storage without hard links (OPFS, ZenFS): the
- * rename would replace its file.
+ * them (refused by the storage itself if the name is taken: no window), otherwise a rename after a check.
+ * Run under the name's writer lock, which the writers of this package take before they write a session's
+ * file under a name that may be taken (an import, `Session.create`, an open for writing; a fork writes a
+ * fresh name of its own first), so none of them gets the name between the check and the rename. The
+ * window left: on a storage without hard links (OPFS, ZenFS), a writer that takes no lock (another program
+ * or code writing through the storage directly, an exclusive create of its own) creating this very name
+ * between the check and the rename would have its file replaced by this one, whole.
  */
 async function publish(storage: Storage, temporary: string, path: string): Promise<void> {
 	if (await storage.stat(path)) throw existsError(path);

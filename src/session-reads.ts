@@ -6,7 +6,14 @@
  */
 
 import { contextEntriesOfPath } from "./context.ts";
-import { type ContextPage, type ContextPageRequest, contextPage, contextPageNeeds } from "./engine-views.ts";
+import {
+	type ContextPage,
+	type ContextPageRequest,
+	contextPage,
+	contextPageNeeds,
+	type PagePlan,
+	planPage,
+} from "./engine-views.ts";
 import type { SessionContext, SessionEntry, SessionProjection, SessionTreeNode } from "./entries.ts";
 import { EntryNotLoadedError } from "./errors.ts";
 import { runTask, type Storage } from "./storage.ts";
@@ -78,8 +85,17 @@ export const reads = {
 		needs: (tree) => contextEntriesOfPath(path(tree, leafId)),
 		build: (tree) => tree.buildContextEntries(leafId),
 	}),
-	contextPage: (page: ContextPageRequest): DecodedRead<ContextPage> => ({
-		needs: (tree) => contextPageNeeds(tree, page),
-		build: (tree) => contextPage(tree, page),
-	}),
+	contextPage: (page: ContextPageRequest): DecodedRead<ContextPage> => {
+		// Planned once for both steps (a long path's plan costs), again only if the tree moved meanwhile.
+		let planned: { tree: SessionTree; size: number; leaf: string | null; plan: PagePlan } | undefined;
+		const plan = (tree: SessionTree): PagePlan => {
+			const { size } = tree;
+			const leaf = tree.getLeafId();
+			if (planned?.tree !== tree || planned.size !== size || planned.leaf !== leaf) {
+				planned = { tree, size, leaf, plan: planPage(tree, page) };
+			}
+			return planned.plan;
+		};
+		return { needs: (tree) => contextPageNeeds(tree, plan(tree)), build: (tree) => contextPage(tree, plan(tree)) };
+	},
 };
