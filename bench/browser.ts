@@ -8,6 +8,17 @@
  * 2. Opening a 100 MB session in the worker, from OPFS and from memory storage. Goal: OPFS ≤ 1.3× memory.
  * 3. The main thread's worst frame (gaps between `requestAnimationFrame` callbacks; long tasks too) while
  *    the worker imports a 100 MB `Blob` and opens it. Goal: under 50 ms.
+ * 4. Huge sessions, lazily (`--only=huge`, and `--only=huge4` for 4 GB; neither is in the default run: the
+ *    two 1 GB inputs take about 2 minutes here, 4 GB about 3, and `bench/scale-inputs.ts` generates each
+ *    input once, in 10–35 s, into a cache under the system's temporary directory): the 1 GB v3 sessions
+ *    `text-1gb` and `image-1gb` of `bench/scale-inputs.ts` (`text-4gb` with `huge4`: 4 GB of disk for the
+ *    input, as much for the profile's OPFS, maybe as much again for the browser's copy of the fetched
+ *    `Blob`), served by the bench's server and fetched by the page as a `Blob`. One worker streams it into OPFS
+ *    (`importSessionFile(path, blob)`, 8 MiB at a time); then a fresh worker opens it read-only (lazily: the
+ *    engine's default) while the page's frames are watched, and asks for `getContext(handle, { last: 50 })`.
+ *    Memory: the worker's heap peak, what it keeps once open (after a collection), and the peaks of the
+ *    renderer and the browser process. The answer (entry count, leaf, the last page's total and a SHA-256
+ *    of its JSON) must equal what the engine gives in Node for the same file. Once per input, not in rounds.
  *
  * The page and its worker (bench/browser/page/) are built by Vite as production code and served by Vite's
  * preview server (bench/browser/serve.ts), cross-origin isolated so that `performance.now()` ticks in
@@ -20,20 +31,23 @@
  *
  * Run: `npx tsx bench/browser.ts` (`--quick` for a short run; `BENCH_ROUNDS=n` to choose the rounds;
  * `--incognito` to run every case in an off-the-record context instead, where OPFS is kept in memory;
- * `--only=appends,open,frames` for some of the cases).
+ * `--only=appends,open,frames` for some of the cases; `--only=huge`, `--only=huge4`: case 4 alone).
  * @module
  */
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { link, mkdtemp, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { BrowserContext, CDPSession, Page } from "playwright";
-import { type AgentMessage, type Durability, encodeEntry, SessionTree, sessionFileName } from "../src/index.ts";
+import { createNodeStorage } from "../adapters/node.ts";
+import { type AgentMessage, type Durability, Engine, encodeEntry, SessionTree, sessionFileName } from "../src/index.ts";
 import { chromiumLaunchOptions, launchChromium, launchPersistentChromium } from "../test/support/chromium.ts";
-import type { Answer, BenchPage, FrameReport, StorageName } from "./browser/page/main.ts";
-import { canTrackRss, rendererPids, trackRendererRss, WorkerTarget } from "./browser/probes.ts";
+import type { Answer, BenchPage, FrameReport, HugeOpened, LastPage, StorageName } from "./browser/page/main.ts";
+import { browserPids, canTrackRss, rendererPids, trackRendererRss, WorkerTarget } from "./browser/probes.ts";
 import { addFile, buildPage, servePage } from "./browser/serve.ts";
 import { generateLinearSession } from "./generate.ts";
+import { ensureInput, type ScaleInput, type VariantName } from "./scale-inputs.ts";
 import { corpusMessages, median } from "./worker-support.ts";
 
 const quick = process.argv.includes("--quick");
@@ -43,6 +57,14 @@ const only = process.argv
 	.find((arg) => arg.startsWith("--only="))
 	?.slice("--only=".length)
 	.split(",");
+/** Case 4's inputs, by the `--only` names that ask for them (never in the default run). */
+const HUGE_CASES: Readonly<Record<string, readonly VariantName[]>> = {
+	huge: ["text-1gb", "image-1gb"],
+	huge4: ["text-4gb"],
+};
+const hugeVariants = (only ?? []).flatMap((name) => HUGE_CASES[name] ?? []);
+/** The `--only` prefixes of cases 1–3; all of them when `--only` is not given. */
+const regularOnly = only?.filter((name) => !(name in HUGE_CASES));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 5));
 /** Appends are timed in blocks; the sessions' blocks alternate. */
 const OPFS_BLOCK = 20;
@@ -117,6 +139,8 @@ interface Tab {
 	cdp: CDPSession;
 	call: Call;
 	renderers: number[];
+	/** The browser's own process (it keeps `Blob`s, and serves OPFS). */
+	browsers: number[];
 	userDataDir: string;
 }
 
@@ -141,6 +165,7 @@ let workerCount = 0;
  */
 async function openTab(run: Run, files: readonly string[]): Promise<Tab> {
 	const before = new Set(rendererPids());
+	const browsersBefore = new Set(browserPids());
 	const userDataDir = await mkdtemp(join(run.profiles, "profile-"));
 	let context: BrowserContext;
 	let end: () => Promise<void>;
@@ -171,7 +196,15 @@ async function openTab(run: Run, files: readonly string[]): Promise<Tab> {
 	await call("setMessages", run.messages);
 	for (const file of files) await call("load", file);
 	const cdp = await context.newCDPSession(page);
-	return { end, page, cdp, call, userDataDir, renderers: rendererPids().filter((pid) => !before.has(pid)) };
+	return {
+		end,
+		page,
+		cdp,
+		call,
+		userDataDir,
+		renderers: rendererPids().filter((pid) => !before.has(pid)),
+		browsers: browserPids().filter((pid) => !browsersBefore.has(pid)),
+	};
 }
 
 /** An engine worker of the page, and its DevTools target. */
@@ -434,6 +467,272 @@ interface Fixtures {
 	big: Fixture;
 }
 
+// Case 4: huge sessions -------------------------------------------------------------------------------
+
+/** A generated input of bench/scale-inputs.ts, served next to the page, and the engine's answer in Node. */
+interface HugeFixture {
+	input: ScaleInput;
+	url: string;
+	/** Where the page's worker imports it, in OPFS. */
+	path: string;
+	/** `Engine#open(path, { readOnly: true })` (lazy) and `getContext({ last: 50 })` on node storage. */
+	expected: {
+		entryCount: number;
+		leafId: string | null;
+		total: number;
+		messages: number;
+		sha256: string;
+		openMs: number;
+		pageMs: number;
+		jsonBytes: number;
+	};
+}
+
+const HUGE_LAST = 50;
+
+/** Generate (or find cached) `variant`, link it next to the page, and take the engine's answer in Node. */
+async function hugeFixture(outDir: string, variant: VariantName, log: (text: string) => void): Promise<HugeFixture> {
+	log(`huge: ${variant} (bench/scale-inputs.ts; generated once, then cached)`);
+	const input = ensureInput(variant, { log });
+	const name = `huge-${input.name}.jsonl`;
+	// A hard link: no copy of a gigabyte (the cache is under the same temporary directory).
+	await link(input.path, join(outDir, name));
+	log(`huge: ${input.name}: the engine's answer in Node (lazy read-only open, last ${HUGE_LAST} messages)`);
+	const engine = new Engine({ storage: createNodeStorage(), agentDir: join(tmpdir(), "pi-bench-huge-agent") });
+	const openStart = performance.now();
+	const opened = await engine.open(input.path, { readOnly: true });
+	const openMs = performance.now() - openStart;
+	const pageStart = performance.now();
+	const page = await engine.getContext(opened.handle, { last: HUGE_LAST });
+	const pageMs = performance.now() - pageStart;
+	const json = JSON.stringify(page);
+	await engine.closeAll();
+	if (opened.entryCount !== input.entries || opened.leafId !== input.leafId) {
+		throw new Error(
+			`${input.name}: the engine in Node sees ${opened.entryCount} entries and leaf ${opened.leafId}, the generator wrote ${input.entries} and ${input.leafId}`,
+		);
+	}
+	return {
+		input,
+		url: `/${name}`,
+		path: `/pi-huge/sessions/--bench-project--/${basename(input.path)}`,
+		expected: {
+			entryCount: opened.entryCount,
+			leafId: opened.leafId,
+			total: page.total,
+			messages: page.messages.length,
+			sha256: createHash("sha256").update(json).digest("hex"),
+			openMs,
+			pageMs,
+			jsonBytes: Buffer.byteLength(json),
+		},
+	};
+}
+
+/** Peaks of a step, the browser process's included. */
+interface HugePeaks extends Peaks {
+	browserRss: number | undefined;
+}
+
+interface HugeReport {
+	fixture: HugeFixture;
+	/** `fetch(url)` then `response.blob()` in the page, before any worker. */
+	load: { ms: number; browserRss: number | undefined; rendererRss: number | undefined };
+	imported: { ms: number } & HugePeaks;
+	/** The origin's OPFS after the import. */
+	estimate: { usage: number; quota: number };
+	opened: { value: HugeOpened } & HugePeaks;
+	/** The reading worker's heap once the session is open, after a full collection. */
+	retainedHeap: number;
+	page: { value: LastPage } & HugePeaks;
+}
+
+/** `watched`, with the browser process's peak too. */
+async function watchedWithBrowser<T>(
+	run: Run,
+	tab: Tab,
+	worker: EngineWorker,
+	body: () => Promise<T>,
+): Promise<{ value: T } & HugePeaks> {
+	const browser = run.trackRss ? trackRendererRss(tab.browsers) : undefined;
+	const result = await watched(run, tab, worker, body);
+	return { ...result, browserRss: browser?.stop() };
+}
+
+/**
+ * Case 4, once for one input: fetch it as a `Blob`, stream it into OPFS through one worker, then open it
+ * read-only in a fresh worker (the main thread's frames watched) and ask for the last page.
+ */
+async function hugeRound(run: Run, fixture: HugeFixture, log: (text: string) => void): Promise<HugeReport> {
+	const tab = await openTab(run, []);
+	const workers: EngineWorker[] = [];
+	try {
+		const loadRss = run.trackRss ? [trackRendererRss(tab.browsers), trackRendererRss(tab.renderers)] : undefined;
+		const loadStart = performance.now();
+		const size = await tab.call("load", fixture.url);
+		const load = {
+			ms: performance.now() - loadStart,
+			browserRss: loadRss?.[0]?.stop(),
+			rendererRss: loadRss?.[1]?.stop(),
+		};
+		if (size !== fixture.input.bytes)
+			throw new Error(`${fixture.url}: the page got ${size} bytes, not ${fixture.input.bytes}`);
+		log(`huge: ${fixture.input.name}: fetched as a Blob in ${(load.ms / 1000).toFixed(1)} s; importing into OPFS`);
+		const importer = await startWorker(tab, "huge-import", "opfs");
+		workers.push(importer);
+		const imported = await watchedWithBrowser(run, tab, importer, () =>
+			tab.call("importFile", importer.name, fixture.path, fixture.url),
+		);
+		const estimate = await tab.call("estimate");
+		// The reading worker is a fresh one: nothing of the import is left in its heap.
+		await tab.call("terminate", importer.name);
+		await importer.target.detach();
+		workers.pop();
+		await tab.call("unload", fixture.url);
+		log(`huge: ${fixture.input.name}: imported in ${(imported.value / 1000).toFixed(1)} s; opening in a fresh worker`);
+		const reader = await startWorker(tab, "huge-open", "opfs");
+		workers.push(reader);
+		const opened = await watchedWithBrowser(run, tab, reader, () => tab.call("hugeOpen", reader.name, fixture.path));
+		await reader.target.collectGarbage();
+		const retainedHeap = await reader.target.heapBytes();
+		const page = await watchedWithBrowser(run, tab, reader, () =>
+			tab.call("lastPage", reader.name, opened.value.handle, HUGE_LAST),
+		);
+		const { expected } = fixture;
+		const got = {
+			entryCount: opened.value.entryCount,
+			leafId: opened.value.leafId,
+			total: page.value.total,
+			messages: page.value.messages,
+			sha256: page.value.sha256,
+		};
+		const wanted = {
+			entryCount: expected.entryCount,
+			leafId: expected.leafId,
+			total: expected.total,
+			messages: expected.messages,
+			sha256: expected.sha256,
+		};
+		if (JSON.stringify(got) !== JSON.stringify(wanted)) {
+			throw new Error(
+				`${fixture.input.name} in the browser: ${JSON.stringify(got)}, but the engine in Node says ${JSON.stringify(wanted)}: no figure is printed for a wrong answer`,
+			);
+		}
+		return {
+			fixture,
+			load,
+			imported: { ...imported, ms: imported.value },
+			estimate,
+			opened,
+			retainedHeap,
+			page,
+		};
+	} finally {
+		await closeTab(tab, workers);
+	}
+}
+
+/** How many long animation frames, and the longest: its length, what of it blocked input, its scripts. */
+function describeLongest(frames: FrameReport["longFrames"]): string {
+	const longest = frames.reduce<FrameReport["longFrames"][number] | undefined>(
+		(found, frame) => (found && found.duration >= frame.duration ? found : frame),
+		undefined,
+	);
+	if (!longest) return "none";
+	return `${frames.length}, longest ${fmt(longest.duration)} ms (blocking ${fmt(longest.blockingDuration)} ms; scripts: ${longest.scripts.join(", ") || "none"})`;
+}
+
+function printHuge(reports: readonly HugeReport[], run: Run, preamble: Preamble): void {
+	printPreamble(preamble, "case 4 (huge sessions), once per input");
+	const one = (bytes: number | undefined): string => (bytes === undefined ? "—" : (bytes / MB).toFixed(0));
+	const header = [
+		"input",
+		"step",
+		"ms",
+		"worst frame ms",
+		"worker heap peak MB",
+		"renderer peak MB",
+		"browser peak MB",
+	];
+	const cells: string[][] = [];
+	for (const report of reports) {
+		const { input } = report.fixture;
+		const name = `${input.name} (${(input.bytes / MB).toFixed(0)} MB, ${input.entries} entries)`;
+		cells.push(
+			[
+				name,
+				"fetch → Blob (page)",
+				fmt(report.load.ms),
+				"",
+				"",
+				one(report.load.rendererRss),
+				one(report.load.browserRss),
+			],
+			[
+				"",
+				"import: Blob → OPFS (worker 1)",
+				fmt(report.imported.ms),
+				"",
+				one(report.imported.heap),
+				one(report.imported.rss),
+				one(report.imported.browserRss),
+			],
+			[
+				"",
+				"open read-only, lazy (worker 2)",
+				fmt(report.opened.value.ms),
+				fmt(report.opened.value.worstFrameMs),
+				one(report.opened.heap),
+				one(report.opened.rss),
+				one(report.opened.browserRss),
+			],
+			[
+				"",
+				`getContext({ last: ${HUGE_LAST} })`,
+				fmt(report.page.value.ms),
+				"",
+				one(report.page.heap),
+				one(report.page.rss),
+				one(report.page.browserRss),
+			],
+		);
+	}
+	const widths = header.map((title, i) =>
+		Math.max(3, title.length, ...cells.map((cell) => (cell[i] as string).length)),
+	);
+	const right = new Set([2, 3, 4, 5, 6]);
+	const format = (cell: string[]) =>
+		`| ${cell.map((text, i) => (right.has(i) ? text.padStart(widths[i] as number) : text.padEnd(widths[i] as number))).join(" | ")} |`;
+	console.log("");
+	console.log(format(header));
+	console.log(
+		`| ${widths.map((width, i) => (right.has(i) ? `${"-".repeat(width - 1)}:` : "-".repeat(width))).join(" | ")} |`,
+	);
+	for (const cell of cells) console.log(format(cell));
+	console.log("");
+	for (const report of reports) {
+		const { input, expected } = report.fixture;
+		const opened = report.opened.value;
+		const tasks = opened.longTasks;
+		console.log(
+			`${input.name}: ${input.source} payloads, seed ${input.seed}, longest line ${(input.longestLineBytes / MB).toFixed(1)} MB, ${input.images} images; ` +
+				`answer checked against the engine in Node (node storage, same calls: open ${fmt(expected.openMs)} ms, last page ${fmt(expected.pageMs)} ms): ` +
+				`${opened.entryCount} entries, leaf ${opened.leafId}, context ${report.page.value.total} messages, last page ${report.page.value.messages} messages ` +
+				`(${(report.page.value.jsonBytes / MB).toFixed(2)} MB of JSON, SHA-256 ${report.page.value.sha256.slice(0, 12)}…), ${opened.diagnostics} diagnostics. ` +
+				`Worker 2 keeps ${(report.retainedHeap / MB).toFixed(0)} MB of heap once open (after a full GC). ` +
+				`While it opened: ${opened.frames} frames, ${opened.progressCalls} progress callbacks, long tasks ${tasks.length ? `${tasks.length}, longest ${fmt(Math.max(...tasks))} ms` : "none"}, ` +
+				`long animation frames ${describeLongest(opened.longFrames)}. ` +
+				`OPFS after the import: ${(report.estimate.usage / MB).toFixed(0)} MB used of a ${(report.estimate.quota / MB).toFixed(0)} MB quota.`,
+		);
+	}
+	console.log(
+		`Memory: worker heap peak = Runtime.getHeapUsage (V8 heap + ArrayBuffer backing stores) of the step's worker, sampled every 20 ms, after a full GC ` +
+			`(during the import: mostly chunks already written that V8 has not collected yet); ` +
+			`renderer and browser peak = VmHWM of the page's renderer process (page and workers) and of the browser process during the step, reset just before it` +
+			`${run.trackRss ? "" : " (not available here)"}. Neither counts OPFS file data in the page cache.`,
+	);
+}
+
 // The report -----------------------------------------------------------------------------------------
 
 const fmt = (value: number, decimals = 1): string =>
@@ -525,6 +824,163 @@ async function chromiumVersion(run: Run): Promise<string> {
 	}
 }
 
+/** What every report starts with: the browser, the machine, the commit, the load. */
+interface Preamble {
+	version: string;
+	commit: string;
+	started: number;
+	loadBefore: number[];
+}
+
+function printPreamble(preamble: Preamble, what: string): void {
+	const loadAfter = loadavg();
+	const cpu = cpus();
+	console.log(
+		`\nbrowser benchmarks — ${preamble.version} (headless, ${chromiumLaunchOptions.executablePath}, ` +
+			`${incognito ? "an off-the-record context of a fresh browser per case: OPFS in memory (--incognito)" : "a fresh browser on a fresh profile on disk per case"}), ` +
+			`Node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
+	);
+	console.log(
+		`commit ${preamble.commit}; ${what}; load average ${preamble.loadBefore[0]?.toFixed(2)} before, ${loadAfter[0]?.toFixed(2)} after; ` +
+			`${((performance.now() - preamble.started) / 1000).toFixed(0)} s in all`,
+	);
+}
+
+/** Cases 1–3, in rounds, and their report. */
+async function regularCases(
+	run: Run,
+	fixtures: Fixtures,
+	messages: AgentMessage[],
+	preamble: Preamble,
+	log: (text: string) => void,
+): Promise<void> {
+	const { small, big } = fixtures;
+	const messageBytes = messages.map((message) => Buffer.byteLength(JSON.stringify(message)));
+	const appendPlans: AppendPlan[] = [
+		{
+			storage: "opfs",
+			durabilities: ["group", "fsync"],
+			warmup: OPFS_WARMUP,
+			blocks: OPFS_BLOCKS,
+			smallBlock: OPFS_BLOCK,
+			bigBlock: OPFS_BLOCK,
+		},
+		// The floor: the same appends to memory storage (nothing to flush), in the same kind of page.
+		{
+			storage: "memory",
+			durabilities: ["group"],
+			warmup: OPFS_WARMUP,
+			blocks: OPFS_BLOCKS,
+			smallBlock: OPFS_BLOCK,
+			bigBlock: OPFS_BLOCK,
+		},
+		{
+			storage: "webaccess",
+			durabilities: ["group"],
+			warmup: WEBACCESS_WARMUP,
+			blocks: WEBACCESS_BLOCKS,
+			smallBlock: WEBACCESS_SMALL_BLOCK,
+			bigBlock: WEBACCESS_BIG_BLOCK,
+		},
+	];
+	const framesKinds: FramesKind[] = ["idle", "opfs", "memory"];
+	for (let round = 0; round < ROUNDS; round++) {
+		// The cases take turns; their order turns too from one round to the next.
+		const cases: [string, () => Promise<void>][] = [
+			...appendPlans.map((plan): [string, () => Promise<void>] => [
+				`appends, ${plan.storage}`,
+				() => appendRound(run, fixtures, plan, round),
+			]),
+			...(["memory", "opfs"] as const).map((storage): [string, () => Promise<void>] => [
+				`open, ${storage}`,
+				() => openRound(run, fixtures, storage, round),
+			]),
+			...framesKinds.map((kind): [string, () => Promise<void>] => [
+				`frames, ${kind}`,
+				() => framesRound(run, fixtures, kind),
+			]),
+		];
+		const chosen = cases.filter(([name]) => !regularOnly || regularOnly.some((prefix) => name.startsWith(prefix)));
+		const shift = round % chosen.length;
+		for (const [name, runCase] of [...chosen.slice(shift), ...chosen.slice(0, shift)]) {
+			log(`round ${round + 1}/${ROUNDS}: ${name}`);
+			await runCase();
+		}
+	}
+
+	const lines: Line[] = [];
+	const ratio = (key: string, base: string, goal?: number): Line["ratio"] => {
+		const [of, to] = [rows.get(key), rows.get(base)];
+		return of && to ? { value: of.median / to.median, goal } : undefined;
+	};
+	const push = (section: Line["section"], key: string, extra: Partial<Line> = {}): void => {
+		const found = rows.get(key);
+		if (found) lines.push({ section, row: found, unit: "ms", ...extra });
+	};
+	for (const plan of appendPlans) {
+		for (const durability of plan.durabilities) {
+			const [small, big] = [`append ${plan.storage} ${durability} small`, `append ${plan.storage} ${durability} big`];
+			push(1, small, { sharedRenderer: true });
+			push(1, big, { ratio: ratio(big, small, plan.storage === "opfs" ? 1.5 : undefined) });
+		}
+	}
+	push(2, "open memory write");
+	push(2, "open opfs write", { ratio: ratio("open opfs write", "open memory write", 1.3) });
+	push(2, "open memory read-only");
+	push(2, "open opfs read-only", { ratio: ratio("open opfs read-only", "open memory read-only", 1.3) });
+	push(2, "open webaccess write", { ratio: ratio("open webaccess write", "open memory write") });
+	push(2, "import memory");
+	push(2, "import opfs", { ratio: ratio("import opfs", "import memory") });
+	push(2, "import webaccess", { ratio: ratio("import webaccess", "import memory") });
+	push(3, "frames idle");
+	push(3, "frames opfs", { worst: { goal: 50 } });
+	push(3, "frames memory", { worst: { goal: 50 } });
+
+	printPreamble(preamble, `${ROUNDS} rounds${quick ? " (--quick)" : ""}`);
+	console.log(
+		`sessions: ${(big.bytes / MB).toFixed(2)} MB (${big.answer.entryCount} entries, context ${big.answer.contextLength} messages) ` +
+			`and ${small.bytes} bytes (${small.answer.entryCount} entries); appended messages ${Math.min(...messageBytes)}–${Math.max(...messageBytes)} bytes of JSON ` +
+			`(mean ${Math.round(messageBytes.reduce((a, b) => a + b, 0) / messageBytes.length)})`,
+	);
+	console.log(
+		`answers checked before every figure: ${[...answersSeen].map(([key, values]) => `${key}: ${[...values].join(" / ")}`).join("; ")}\n`,
+	);
+	printTable(lines);
+	console.log("");
+	console.log(
+		`n: rounds (× timed appends per round). median and range: of the rounds' values (an append round's value is the median of its appends). ` +
+			`Appends: OPFS and memory ${OPFS_BLOCKS} blocks of ${OPFS_BLOCK} per session per round after ${OPFS_WARMUP} untimed; ` +
+			`WebAccess ${WEBACCESS_BLOCKS} blocks of ${WEBACCESS_SMALL_BLOCK} (1 KB) and of ${WEBACCESS_BIG_BLOCK} (100 MB) after ${WEBACCESS_WARMUP} untimed. ` +
+			`Ratios: 100 MB ÷ 1 KB (appends), ÷ memory storage (opens). Worst frames: met when the worst round is under the goal.`,
+	);
+	console.log(
+		`Memory, largest over the rounds: renderer peak = VmHWM of the page's renderer process (page and workers) during the case, reset just before it${run.trackRss ? "" : " (not available here)"}; ` +
+			`worker heap peak = Runtime.getHeapUsage (V8 heap + ArrayBuffer backing stores) of the timed worker, sampled every 20 ms, after a full GC. ` +
+			`Append rows: both workers share one renderer, so its peak is the page's with both sessions open.`,
+	);
+	for (const kind of ["idle", "opfs", "memory"] as const) {
+		const reports = frameNotes.get(kind) ?? [];
+		if (reports.length === 0) continue;
+		const tasks = reports.flatMap((report) => report.longTasks);
+		const longFrames = reports.flatMap((report) => report.longFrames);
+		const longest = longFrames.reduce<FrameReport["longFrames"][number] | undefined>(
+			(found, frame) => (found && found.duration >= frame.duration ? found : frame),
+			undefined,
+		);
+		const what = kind === "idle" ? "idle" : `${kind} import + open`;
+		console.log(
+			`${what}: ${fmt(median(reports.map((r) => r.totalMs)))} ms median in all, ` +
+				`${median(reports.map((r) => r.frames))} frames, ${median(reports.map((r) => r.progressCalls))} progress callbacks; ` +
+				`long tasks on the page: ${tasks.length ? `${tasks.length}, longest ${fmt(Math.max(...tasks))} ms` : "none"}; ` +
+				`long animation frames: ${
+					longest
+						? `${longFrames.length}, longest ${fmt(longest.duration)} ms (blocking ${fmt(longest.blockingDuration)} ms; scripts: ${longest.scripts.join(", ") || "none"})`
+						: "none"
+				}`,
+		);
+	}
+}
+
 async function main(): Promise<void> {
 	const cleanups: (() => Promise<void>)[] = [];
 	// Read before the build: the page is built from the working tree as it is now.
@@ -535,151 +991,39 @@ async function main(): Promise<void> {
 	const log = (text: string) =>
 		console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${text}`);
 	let server: { url: string; close: () => Promise<void> } | undefined;
+	const runRegular = regularOnly === undefined || regularOnly.length > 0;
 	try {
 		log("building the bench page (Vite, production)");
 		await buildPage(outDir);
-		log("generating the sessions");
-		const { small, big, messages } = await writeFixtures(outDir);
-		const fixtures = { small, big };
+		// Every file is next to the page before the server starts.
+		const huge: HugeFixture[] = [];
+		for (const variant of hugeVariants) huge.push(await hugeFixture(outDir, variant, log));
+		let regular: { fixtures: Fixtures; messages: AgentMessage[] } | undefined;
+		if (runRegular) {
+			log("generating the sessions");
+			const { small, big, messages } = await writeFixtures(outDir);
+			regular = { fixtures: { small, big }, messages };
+		}
 		// Each case's browser gets a profile directory of its own in here, removed when the case ends.
 		const profiles = await mkdtemp(join(tmpdir(), "pi-bench-profiles-"));
 		cleanups.push(() => rm(profiles, { recursive: true, force: true }));
 		server = await servePage(outDir);
-		const run: Run = { url: server.url, messages, trackRss: canTrackRss(), profiles, incognito };
-		const version = await chromiumVersion(run);
-		const messageBytes = messages.map((message) => Buffer.byteLength(JSON.stringify(message)));
-		const appendPlans: AppendPlan[] = [
-			{
-				storage: "opfs",
-				durabilities: ["group", "fsync"],
-				warmup: OPFS_WARMUP,
-				blocks: OPFS_BLOCKS,
-				smallBlock: OPFS_BLOCK,
-				bigBlock: OPFS_BLOCK,
-			},
-			// The floor: the same appends to memory storage (nothing to flush), in the same kind of page.
-			{
-				storage: "memory",
-				durabilities: ["group"],
-				warmup: OPFS_WARMUP,
-				blocks: OPFS_BLOCKS,
-				smallBlock: OPFS_BLOCK,
-				bigBlock: OPFS_BLOCK,
-			},
-			{
-				storage: "webaccess",
-				durabilities: ["group"],
-				warmup: WEBACCESS_WARMUP,
-				blocks: WEBACCESS_BLOCKS,
-				smallBlock: WEBACCESS_SMALL_BLOCK,
-				bigBlock: WEBACCESS_BIG_BLOCK,
-			},
-		];
-		const framesKinds: FramesKind[] = ["idle", "opfs", "memory"];
-		for (let round = 0; round < ROUNDS; round++) {
-			// The cases take turns; their order turns too from one round to the next.
-			const cases: [string, () => Promise<void>][] = [
-				...appendPlans.map((plan): [string, () => Promise<void>] => [
-					`appends, ${plan.storage}`,
-					() => appendRound(run, fixtures, plan, round),
-				]),
-				...(["memory", "opfs"] as const).map((storage): [string, () => Promise<void>] => [
-					`open, ${storage}`,
-					() => openRound(run, fixtures, storage, round),
-				]),
-				...framesKinds.map((kind): [string, () => Promise<void>] => [
-					`frames, ${kind}`,
-					() => framesRound(run, fixtures, kind),
-				]),
-			];
-			const chosen = cases.filter(([name]) => !only || only.some((prefix) => name.startsWith(prefix)));
-			const shift = round % chosen.length;
-			for (const [name, runCase] of [...chosen.slice(shift), ...chosen.slice(0, shift)]) {
-				log(`round ${round + 1}/${ROUNDS}: ${name}`);
-				await runCase();
-			}
-		}
-
-		const lines: Line[] = [];
-		const ratio = (key: string, base: string, goal?: number): Line["ratio"] => {
-			const [of, to] = [rows.get(key), rows.get(base)];
-			return of && to ? { value: of.median / to.median, goal } : undefined;
+		const run: Run = {
+			url: server.url,
+			messages: regular?.messages ?? [],
+			trackRss: canTrackRss(),
+			profiles,
+			incognito,
 		};
-		const push = (section: Line["section"], key: string, extra: Partial<Line> = {}): void => {
-			const found = rows.get(key);
-			if (found) lines.push({ section, row: found, unit: "ms", ...extra });
-		};
-		for (const plan of appendPlans) {
-			for (const durability of plan.durabilities) {
-				const [small, big] = [`append ${plan.storage} ${durability} small`, `append ${plan.storage} ${durability} big`];
-				push(1, small, { sharedRenderer: true });
-				push(1, big, { ratio: ratio(big, small, plan.storage === "opfs" ? 1.5 : undefined) });
+		const preamble: Preamble = { version: await chromiumVersion(run), commit, started, loadBefore };
+		if (regular) await regularCases(run, regular.fixtures, regular.messages, preamble, log);
+		if (huge.length > 0) {
+			const reports: HugeReport[] = [];
+			for (const fixture of huge) {
+				log(`huge: ${fixture.input.name} in the browser`);
+				reports.push(await hugeRound(run, fixture, log));
 			}
-		}
-		push(2, "open memory write");
-		push(2, "open opfs write", { ratio: ratio("open opfs write", "open memory write", 1.3) });
-		push(2, "open memory read-only");
-		push(2, "open opfs read-only", { ratio: ratio("open opfs read-only", "open memory read-only", 1.3) });
-		push(2, "open webaccess write", { ratio: ratio("open webaccess write", "open memory write") });
-		push(2, "import memory");
-		push(2, "import opfs", { ratio: ratio("import opfs", "import memory") });
-		push(2, "import webaccess", { ratio: ratio("import webaccess", "import memory") });
-		push(3, "frames idle");
-		push(3, "frames opfs", { worst: { goal: 50 } });
-		push(3, "frames memory", { worst: { goal: 50 } });
-
-		const loadAfter = loadavg();
-		const cpu = cpus();
-		console.log(
-			`\nbrowser benchmarks — ${version} (headless, ${chromiumLaunchOptions.executablePath}, ` +
-				`${incognito ? "an off-the-record context of a fresh browser per case: OPFS in memory (--incognito)" : "a fresh browser on a fresh profile on disk per case"}), ` +
-				`Node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
-		);
-		console.log(
-			`commit ${commit}; ` +
-				`${ROUNDS} rounds${quick ? " (--quick)" : ""}; load average ${loadBefore[0]?.toFixed(2)} before, ${loadAfter[0]?.toFixed(2)} after; ` +
-				`${((performance.now() - started) / 1000).toFixed(0)} s in all`,
-		);
-		console.log(
-			`sessions: ${(big.bytes / MB).toFixed(2)} MB (${big.answer.entryCount} entries, context ${big.answer.contextLength} messages) ` +
-				`and ${small.bytes} bytes (${small.answer.entryCount} entries); appended messages ${Math.min(...messageBytes)}–${Math.max(...messageBytes)} bytes of JSON ` +
-				`(mean ${Math.round(messageBytes.reduce((a, b) => a + b, 0) / messageBytes.length)})`,
-		);
-		console.log(
-			`answers checked before every figure: ${[...answersSeen].map(([key, values]) => `${key}: ${[...values].join(" / ")}`).join("; ")}\n`,
-		);
-		printTable(lines);
-		console.log("");
-		console.log(
-			`n: rounds (× timed appends per round). median and range: of the rounds' values (an append round's value is the median of its appends). ` +
-				`Appends: OPFS and memory ${OPFS_BLOCKS} blocks of ${OPFS_BLOCK} per session per round after ${OPFS_WARMUP} untimed; ` +
-				`WebAccess ${WEBACCESS_BLOCKS} blocks of ${WEBACCESS_SMALL_BLOCK} (1 KB) and of ${WEBACCESS_BIG_BLOCK} (100 MB) after ${WEBACCESS_WARMUP} untimed. ` +
-				`Ratios: 100 MB ÷ 1 KB (appends), ÷ memory storage (opens). Worst frames: met when the worst round is under the goal.`,
-		);
-		console.log(
-			`Memory, largest over the rounds: renderer peak = VmHWM of the page's renderer process (page and workers) during the case, reset just before it${run.trackRss ? "" : " (not available here)"}; ` +
-				`worker heap peak = Runtime.getHeapUsage (V8 heap + ArrayBuffer backing stores) of the timed worker, sampled every 20 ms, after a full GC. ` +
-				`Append rows: both workers share one renderer, so its peak is the page's with both sessions open.`,
-		);
-		for (const kind of ["idle", "opfs", "memory"] as const) {
-			const reports = frameNotes.get(kind) ?? [];
-			const tasks = reports.flatMap((report) => report.longTasks);
-			const longFrames = reports.flatMap((report) => report.longFrames);
-			const longest = longFrames.reduce<FrameReport["longFrames"][number] | undefined>(
-				(found, frame) => (found && found.duration >= frame.duration ? found : frame),
-				undefined,
-			);
-			const what = kind === "idle" ? "idle" : `${kind} import + open`;
-			console.log(
-				`${what}: ${fmt(median(reports.map((r) => r.totalMs)))} ms median in all, ` +
-					`${median(reports.map((r) => r.frames))} frames, ${median(reports.map((r) => r.progressCalls))} progress callbacks; ` +
-					`long tasks on the page: ${tasks.length ? `${tasks.length}, longest ${fmt(Math.max(...tasks))} ms` : "none"}; ` +
-					`long animation frames: ${
-						longest
-							? `${longFrames.length}, longest ${fmt(longest.duration)} ms (blocking ${fmt(longest.blockingDuration)} ms; scripts: ${longest.scripts.join(", ") || "none"})`
-							: "none"
-					}`,
-			);
+			printHuge(reports, run, preamble);
 		}
 	} finally {
 		await server?.close();

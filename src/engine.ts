@@ -260,10 +260,10 @@ export class Engine {
 	 * here: passed to the worker, it crosses as a handle, not as a copy of its bytes, so the page does no
 	 * work for a large file. A `Blob` bigger than 8 MiB is streamed, 8 MiB at a time, into a temporary file
 	 * next to `path` (one a crash leaves is removed when the session is next opened for writing), then given
-	 * its name: importing 1 GB holds two 8 MiB buffers at a time here, not 1 GB. The import holds `path`'s writer lock while
-	 * it puts the file in place (a session open for writing there makes it `exists`); on storages without
-	 * hard links (OPFS, ZenFS) the name is taken by a check and a rename, and only a writer that takes no
-	 * lock could create the same name between the two (see src/import-session-file.ts).
+	 * its name: importing 1 GB holds two 8 MiB buffers at a time here, not 1 GB. The import holds `path`'s
+	 * writer lock while it puts the file in place (a session open for writing there makes it `exists`); on
+	 * storages without hard links (OPFS, ZenFS) the name is taken by a check and a rename, and only a writer
+	 * that takes no lock could create the same name between the two (see src/import-session-file.ts).
 	 */
 	async importSessionFile(path: string, bytes: Uint8Array | Blob): Promise<void> {
 		await importSessionFile(this.#storage, path, bytes, { locks: this.#locks });

@@ -4,7 +4,8 @@
  *   (`Runtime.getHeapUsage`, sampled while a case runs: V8's heap and the ArrayBuffers' backing stores),
  *   and a full garbage collection there before each case (`HeapProfiler.collectGarbage`);
  * - the renderer processes' peak resident memory (`VmHWM` in /proc, reset before each case through
- *   `/proc/<pid>/clear_refs`): the page and its dedicated worker live in one renderer process.
+ *   `/proc/<pid>/clear_refs`): the page and its dedicated worker live in one renderer process; and the
+ *   browser process's the same way (it keeps `Blob`s, and serves OPFS).
  * @module
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -104,6 +105,18 @@ export class WorkerTarget {
 
 /** Renderer processes that descend from this process (of the Chromium Playwright launched from here). */
 export function rendererPids(): number[] {
+	return chromiumPids("renderer");
+}
+
+/**
+ * Browser processes (Chromium's main process, no `--type=`) that descend from this process: where a `Blob`'s
+ * bytes are kept (in memory, or in files of the profile past a limit), and what serves OPFS.
+ */
+export function browserPids(): number[] {
+	return chromiumPids("browser");
+}
+
+function chromiumPids(kind: "renderer" | "browser"): number[] {
 	const parents = new Map<number, number>();
 	const renderers: number[] = [];
 	for (const name of readdirSync("/proc")) {
@@ -113,7 +126,11 @@ export function rendererPids(): number[] {
 			// The command name is in parentheses and may hold spaces: the parent pid follows the last ")".
 			const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
 			parents.set(Number(name), parent);
-			if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes("--type=renderer")) renderers.push(Number(name));
+			const command = readFileSync(`/proc/${name}/cmdline`, "utf8");
+			const type = /--type=([a-z-]+)/.exec(command)?.[1];
+			const program = (command.split("\0")[0] ?? "").split("/").pop() ?? "";
+			const browser = type === undefined && /^(chromium|chrome|headless_shell)$/.test(program);
+			if (kind === "renderer" ? type === "renderer" : browser) renderers.push(Number(name));
 		} catch {
 			// The process ended meanwhile.
 		}
@@ -145,7 +162,7 @@ export function canTrackRss(): boolean {
 /**
  * Reset the peak resident memory of renderer processes `pids` to their current size; `stop()` gives the
  * largest peak since, bytes. Pass the processes a page brought: its own, and maybe a spare one Chromium
- * keeps ready (idle, and smaller).
+ * keeps ready (idle, and smaller). Any other processes' too (`browserPids`).
  */
 export function trackRendererRss(pids: readonly number[]): { stop(): number } {
 	for (const pid of pids) {

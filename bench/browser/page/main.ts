@@ -52,6 +52,27 @@ export interface FrameReport {
 	answer?: Answer;
 }
 
+/** `hugeOpen`: a read-only (lazy) open watched from the main thread. */
+export interface HugeOpened extends Omit<FrameReport, "answer"> {
+	handle: string;
+	/** The awaited `engine.open(path, { readOnly: true })`, ms. */
+	ms: number;
+	entryCount: number;
+	leafId: string | null;
+	diagnostics: number;
+}
+
+/** `lastPage`: the last page of the leaf's context. */
+export interface LastPage {
+	/** The awaited `engine.getContext(handle, { last })`, ms. */
+	ms: number;
+	total: number;
+	messages: number;
+	/** Length of the page's JSON (`JSON.stringify` of the answer), and its SHA-256 in hex. */
+	jsonBytes: number;
+	sha256: string;
+}
+
 /**
  * What the page offers bench/browser.ts. Engine workers are named (the `Worker`'s name, which is also
  * its DevTools title): a case may run several side by side, each with a session of its own.
@@ -76,6 +97,14 @@ export interface BenchPage {
 	terminate(name: string): Promise<void>;
 	/** Watch the main thread's frames while a worker imports and opens a loaded file, or for `idleMs`. */
 	frames(name: string, work: { path: string; url: string } | { idleMs: number }): Promise<FrameReport>;
+	/** Let go of a loaded file's `Blob`. */
+	unload(url: string): void;
+	/** What the origin's storage holds and may hold (`navigator.storage.estimate()`), bytes. */
+	estimate(): Promise<{ usage: number; quota: number }>;
+	/** `engine.open(path, { readOnly: true })` (lazy, the engine's default), the main thread's frames watched. */
+	hugeOpen(name: string, path: string): Promise<HugeOpened>;
+	/** `engine.getContext(handle, { last })`, timed, and a digest of its answer (computed after the timing). */
+	lastPage(name: string, handle: string, last: number): Promise<LastPage>;
 }
 
 const workers = new Map<string, EngineWorker>();
@@ -167,68 +196,107 @@ const bench: BenchPage = {
 		await worker?.terminate();
 	},
 	async frames(name, work) {
-		const longTasks: number[] = [];
-		const longFrames: FrameReport["longFrames"] = [];
-		const record = (entries: PerformanceEntryList) => {
-			for (const entry of entries) {
-				if (entry.entryType === "longtask") longTasks.push(entry.duration);
-				else longFrames.push(describeLongFrame(entry as LongAnimationFrame));
-			}
-		};
-		const tasks = new PerformanceObserver((list) => record(list.getEntries()));
-		tasks.observe({ type: "longtask" });
-		const animationFrames = new PerformanceObserver((list) => record(list.getEntries()));
-		animationFrames.observe({ type: "long-animation-frame" });
-		let frames = 0;
-		let worst = 0;
-		let last = performance.now();
-		let watching = true;
-		const onFrame = () => {
-			const now = performance.now();
-			worst = Math.max(worst, now - last);
-			last = now;
-			frames++;
-			if (watching) requestAnimationFrame(onFrame);
-		};
-		requestAnimationFrame(onFrame);
-		const start = performance.now();
-		let end = start;
-		let progressCalls = 0;
 		let answer: Answer | undefined;
-		try {
+		const { report } = await watchFrames(async (progress) => {
 			if ("idleMs" in work) await new Promise((resolve) => setTimeout(resolve, work.idleMs));
 			else {
 				const remote = engine(name);
 				await remote.importSessionFile(work.path, blob(work.url));
-				const { handle } = await remote.open(work.path, {}, (done, total) => {
-					progressCalls++;
-					progressText.textContent = `opened ${Math.round((100 * done) / total)}%`;
-				});
+				const { handle } = await remote.open(work.path, {}, progress);
 				answer = await answerOf(name, handle);
 			}
-		} finally {
-			watching = false;
-			end = performance.now();
-			worst = Math.max(worst, end - last);
-			// Long tasks are reported after they end: give the observer a turn.
-			await new Promise((resolve) => setTimeout(resolve, 0));
-			record(tasks.takeRecords());
-			record(animationFrames.takeRecords());
-			tasks.disconnect();
-			animationFrames.disconnect();
-			progressText.textContent = "idle";
-		}
+		});
+		return { ...report, answer };
+	},
+	unload(url) {
+		blobs.delete(url);
+	},
+	async estimate() {
+		const { usage = 0, quota = 0 } = await navigator.storage.estimate();
+		return { usage, quota };
+	},
+	async hugeOpen(name, path) {
+		const { value, report } = await watchFrames(async (progress) => {
+			const start = performance.now();
+			const opened = await engine(name).open(path, { readOnly: true }, progress);
+			return { opened, ms: performance.now() - start };
+		});
+		const { opened, ms } = value;
 		return {
-			totalMs: end - start,
-			worstFrameMs: worst,
-			frames,
-			longTasks,
-			longFrames,
-			progressCalls,
-			answer,
+			...report,
+			handle: opened.handle,
+			ms,
+			entryCount: opened.entryCount,
+			leafId: opened.leafId,
+			diagnostics: opened.report.diagnostics.length,
 		};
 	},
+	async lastPage(name, handle, last) {
+		const start = performance.now();
+		const page = await engine(name).getContext(handle, { last });
+		const ms = performance.now() - start;
+		const json = new TextEncoder().encode(JSON.stringify(page));
+		const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", json));
+		const sha256 = Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+		return { ms, total: page.total, messages: page.messages.length, jsonBytes: json.length, sha256 };
+	},
 };
+
+/**
+ * Run `work`, watching the main thread meanwhile: gaps between `requestAnimationFrame` callbacks (the last
+ * one to the end included), long tasks and long animation frames. `work` gets a progress callback for an
+ * open, which counts the calls and shows the fraction on the page.
+ */
+async function watchFrames<T>(
+	work: (progress: (done: number, total: number) => void) => Promise<T>,
+): Promise<{ value: T; report: Omit<FrameReport, "answer"> }> {
+	const longTasks: number[] = [];
+	const longFrames: FrameReport["longFrames"] = [];
+	const record = (entries: PerformanceEntryList) => {
+		for (const entry of entries) {
+			if (entry.entryType === "longtask") longTasks.push(entry.duration);
+			else longFrames.push(describeLongFrame(entry as LongAnimationFrame));
+		}
+	};
+	const tasks = new PerformanceObserver((list) => record(list.getEntries()));
+	tasks.observe({ type: "longtask" });
+	const animationFrames = new PerformanceObserver((list) => record(list.getEntries()));
+	animationFrames.observe({ type: "long-animation-frame" });
+	let frames = 0;
+	let worst = 0;
+	let last = performance.now();
+	let watching = true;
+	const onFrame = () => {
+		const now = performance.now();
+		worst = Math.max(worst, now - last);
+		last = now;
+		frames++;
+		if (watching) requestAnimationFrame(onFrame);
+	};
+	requestAnimationFrame(onFrame);
+	const start = performance.now();
+	let end = start;
+	let progressCalls = 0;
+	let value: T;
+	try {
+		value = await work((done, total) => {
+			progressCalls++;
+			progressText.textContent = `opened ${Math.round((100 * done) / total)}%`;
+		});
+	} finally {
+		watching = false;
+		end = performance.now();
+		worst = Math.max(worst, end - last);
+		// Long tasks are reported after they end: give the observer a turn.
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		record(tasks.takeRecords());
+		record(animationFrames.takeRecords());
+		tasks.disconnect();
+		animationFrames.disconnect();
+		progressText.textContent = "idle";
+	}
+	return { value, report: { totalMs: end - start, worstFrameMs: worst, frames, longTasks, longFrames, progressCalls } };
+}
 
 /** A long animation frame's entry (Chromium's; not in TypeScript's DOM types yet). */
 interface LongAnimationFrame extends PerformanceEntry {
