@@ -99,40 +99,16 @@ export interface HomeSession {
 	lastActivity: number;
 }
 
-/** A generated input, as described by the `meta.json` beside it. */
-export interface ScaleInput {
+/** A generated input, as described by the `meta.json` beside it: what was written, and how. */
+export interface ScaleInput extends FileStats {
 	/** The variant and the size actually generated, e.g. `linear-100mb`, or `linear-20mb` with `--quick`. */
 	name: string;
 	variant: VariantName;
-	kind: "file" | "home";
 	/** The input's cache directory. */
 	dir: string;
-	/** The session file; for `home`, the agent directory (its sessions are under `<path>/sessions`). */
-	path: string;
-	bytes: number;
 	seed: number;
 	source: "corpus" | "synthetic";
 	generatorVersion: number;
-	/** Entries (header excluded); for `home`, over all sessions. */
-	entries: number;
-	/** The leaf when the file is opened (the last entry written); `null` for `home`. */
-	leafId: string | null;
-	/** Entries on the root → leaf path. */
-	leafDepth: number;
-	/** The deepest entry's id and depth (for `linear`, the leaf). */
-	deepestId: string | null;
-	deepestDepth: number;
-	compactions: number;
-	labels: number;
-	branches: number;
-	branchSummaries: number;
-	images: number;
-	imageBytes: number;
-	longestLineBytes: number;
-	/** `home` only. */
-	sessionsRoot?: string;
-	sessions?: HomeSession[];
-	projects?: number;
 	generatedMs: number;
 }
 
@@ -607,13 +583,19 @@ function imagePool(seed: number, chars: number): string {
 
 // ————————————————————————————————————————— shapes —————————————————————————————————————————
 
-interface FileStats {
+/** What a generated file (or home) holds. */
+export interface FileStats {
 	kind: "file" | "home";
+	/** The session file; for `home`, the agent directory (its sessions are under `<path>/sessions`). */
 	path: string;
 	bytes: number;
+	/** Entries (header excluded); for `home`, over all sessions. */
 	entries: number;
+	/** The leaf when the file is opened (the last entry written); `null` for `home`. */
 	leafId: string | null;
+	/** Entries on the root → leaf path. */
 	leafDepth: number;
+	/** The deepest entry's id and depth (for `linear`, the leaf). */
 	deepestId: string | null;
 	deepestDepth: number;
 	compactions: number;
@@ -623,6 +605,7 @@ interface FileStats {
 	images: number;
 	imageBytes: number;
 	longestLineBytes: number;
+	/** `home` only. */
 	sessionsRoot?: string;
 	sessions?: HomeSession[];
 	projects?: number;
