@@ -130,8 +130,7 @@ export function planPage(tree: SessionTree, page: ContextPageRequest): PagePlan 
 }
 
 /** The entries a page of the context needs whole: those holding its messages, and their edits. */
-export function contextPageNeeds(tree: SessionTree, page: ContextPageRequest | PagePlan): SessionEntry[] {
-	const { entries, edits, first, last } = "path" in page ? page : planPage(tree, page);
+export function contextPageNeeds({ entries, edits, first, last }: PagePlan): SessionEntry[] {
 	const needed = entries.slice(first, last);
 	for (const entry of entries.slice(first, last)) {
 		const edit = edits.get(entry.id);
@@ -141,12 +140,11 @@ export function contextPageNeeds(tree: SessionTree, page: ContextPageRequest | P
 }
 
 /**
- * A page of the model context of `page.leafId` (default: the current leaf), decoding only the entries
- * that hold its messages (`contextPageNeeds`), so the last page of a huge session is cheap.
+ * The page of the model context that `plan` (`planPage`) found, from the entries that hold its messages
+ * alone (`contextPageNeeds`, decoded first in a lazily read tree), so the last page of a huge session is cheap.
  */
-export function contextPage(tree: SessionTree, page: ContextPageRequest | PagePlan): ContextPage {
-	const { path, entries, edits, total, offset, end, first, last, before } =
-		"path" in page ? page : planPage(tree, page);
+export function contextPage(tree: SessionTree, plan: PagePlan): ContextPage {
+	const { path, entries, edits, total, offset, end, first, last, before } = plan;
 	const messages: AgentMessage[] = [];
 	const entryIds: string[] = [];
 	let position = before;

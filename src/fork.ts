@@ -43,7 +43,8 @@ export function* forkFromTask(
  * it (`persist`) and only then lets go of the source.
  */
 export function branchIntoNewFile(source: SessionCore, leafId: string): SessionCore {
-	// A lazily read source's entries stay deferred: the new tree decodes them from the source's file.
+	// A lazily read source's entries stay deferred, decoded from the source's file until the new file is
+	// written (then the new tree holds them whole: see `SessionCore.persist`).
 	const tree = SessionTree.create({ cwd: source.cwd, parentSession: source.path }, source.tree.bodies);
 	for (const entry of source.tree.forkEntries(leafId)) tree.addEntry(entry);
 	const fileName = sessionFileName(tree.getHeader().timestamp, tree.getSessionId());

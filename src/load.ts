@@ -30,8 +30,7 @@ import {
 import { lineStructure } from "./line-structure.ts";
 import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
 import { io, type Task } from "./storage.ts";
-import type { RecordLocation } from "./tree.ts";
-import { SessionTree } from "./tree.ts";
+import { type RecordLocation, SessionTree } from "./tree.ts";
 
 export { HeaderTooLongError };
 

@@ -47,8 +47,9 @@ export async function readDecoded<T>(
 	}
 }
 
-function path(tree: SessionTree, leafId: string | null | undefined): SessionEntry[] {
-	return tree.structureOfPath(leafId);
+/** What the context of `leafId` needs whole: the entries in it. */
+function inContext(leafId: string | null | undefined): (tree: SessionTree) => SessionEntry[] {
+	return (tree) => contextEntriesOfPath(tree.structureOfPath(leafId));
 }
 
 /** The reads, by name, as `Session` offers them. */
@@ -74,15 +75,15 @@ export const reads = {
 		build: (tree) => tree.getTree(),
 	}),
 	context: (leafId: string | null | undefined): DecodedRead<SessionContext> => ({
-		needs: (tree) => contextEntriesOfPath(path(tree, leafId)),
+		needs: inContext(leafId),
 		build: (tree) => tree.buildSessionContext(leafId),
 	}),
 	projection: (leafId: string | null | undefined): DecodedRead<SessionProjection> => ({
-		needs: (tree) => contextEntriesOfPath(path(tree, leafId)),
+		needs: inContext(leafId),
 		build: (tree) => tree.buildSessionProjection(leafId),
 	}),
 	contextEntries: (leafId: string | null | undefined): DecodedRead<SessionEntry[]> => ({
-		needs: (tree) => contextEntriesOfPath(path(tree, leafId)),
+		needs: inContext(leafId),
 		build: (tree) => tree.buildContextEntries(leafId),
 	}),
 	contextPage: (page: ContextPageRequest): DecodedRead<ContextPage> => {
@@ -96,6 +97,6 @@ export const reads = {
 			}
 			return planned.plan;
 		};
-		return { needs: (tree) => contextPageNeeds(tree, plan(tree)), build: (tree) => contextPage(tree, plan(tree)) };
+		return { needs: (tree) => contextPageNeeds(plan(tree)), build: (tree) => contextPage(tree, plan(tree)) };
 	},
 };

@@ -74,7 +74,11 @@ export class SessionTree {
 	#onAppend: ((entry: SessionEntry) => void) | undefined;
 	#bodies: EntryBodies | undefined;
 	/** The whole entry of an indexed one (itself, unless its body was deferred). */
-	#whole: (entry: SessionEntry) => SessionEntry;
+	readonly #whole = (entry: SessionEntry): SessionEntry => (this.#bodies ? this.#bodies.whole(entry) : entry);
+	/** `entries` (an array of its own, made by the caller) with each deferred one whole; as it is in a whole tree. */
+	#wholeOf(entries: SessionEntry[]): SessionEntry[] {
+		return this.#bodies ? entries.map(this.#whole) : entries;
+	}
 
 	/** `bodies`: where the deferred entries of a lazily read tree are decoded from (internal to the package). */
 	constructor(header: SessionHeader, options: SessionTreeOptions = {}, bodies?: EntryBodies) {
@@ -82,7 +86,6 @@ export class SessionTree {
 		this.#timestamp = timestampClock(options.now);
 		this.#onAppend = options.onAppend;
 		this.#bodies = bodies;
-		this.#whole = bodies ? (entry) => bodies.whole(entry) : (entry) => entry;
 	}
 
 	/** Replace the `onAppend` hook (see `SessionTreeOptions`). */
@@ -102,9 +105,8 @@ export class SessionTree {
 	static fromRecords(
 		records: readonly FileEntry[],
 		options: SessionTreeOptions & { file?: string; locations?: readonly RecordLocation[] } = {},
-		bodies?: EntryBodies,
 	): SessionTree {
-		const tree = new SessionTree(headerOfRecords(records, options), options, bodies);
+		const tree = new SessionTree(headerOfRecords(records, options), options);
 		const loader = tree.#loader;
 		// Indexed in place: no copy of the records, which may be millions.
 		for (let i = 1; i < records.length; i++) loader.add(records[i] as SessionEntry, options.locations?.[i]);
@@ -124,11 +126,11 @@ export class SessionTree {
 	}
 	/** Every entry in file order, including those that could not be indexed. */
 	getEntries(): SessionEntry[] {
-		return this.#index.entries.map(this.#whole);
+		return this.#wholeOf([...this.#index.entries]);
 	}
 	/** Entries `[start, end)` in file order, without copying the rest. */
 	entriesBetween(start: number, end: number): SessionEntry[] {
-		return this.#index.entries.slice(start, end).map(this.#whole);
+		return this.#wholeOf(this.#index.entries.slice(start, end));
 	}
 	/** Number of entries (header excluded). */
 	get size(): number {
@@ -163,11 +165,11 @@ export class SessionTree {
 	}
 	/** Direct children of an entry, in append order. */
 	getChildren(parentId: string): SessionEntry[] {
-		return this.structureOfChildren(parentId).map(this.#whole);
+		return this.#wholeOf(this.structureOfChildren(parentId));
 	}
 	/** Root entries (entries with no parent, orphans included), in append order. */
 	getRoots(): SessionEntry[] {
-		return this.#index.roots.map((root) => this.#whole(root.entry));
+		return this.#wholeOf(this.#index.roots.map((root) => root.entry));
 	}
 	getLabel(id: string): string | undefined {
 		return this.#index.labels.get(id)?.label;
@@ -183,22 +185,22 @@ export class SessionTree {
 
 	/** Entries from the root to `fromId` (default: the leaf). Empty when the id is unknown or the leaf is reset. */
 	getBranch(fromId?: string): SessionEntry[] {
-		return this.structureOfBranch(fromId).map(this.#whole);
+		return this.#wholeOf(this.structureOfBranch(fromId));
 	}
 
 	/** The model context at `leafId` (default: the current leaf). */
 	buildSessionContext(leafId?: string | null): SessionContext {
-		return contextOfPath(this.structureOfPath(leafId), this.#whole);
+		return contextOfPath(this.structureOfPath(leafId), this.#bodies && this.#whole);
 	}
 
 	/** The context at `leafId` (default: the current leaf) with the entry each message came from. */
 	buildSessionProjection(leafId?: string | null): SessionProjection {
-		return projectionOfPath(this.structureOfPath(leafId), this.#whole);
+		return projectionOfPath(this.structureOfPath(leafId), this.#bodies && this.#whole);
 	}
 
 	/** The entries in context at `leafId` (default: the current leaf), every kind included. */
 	buildContextEntries(leafId?: string | null): SessionEntry[] {
-		return contextEntriesOfPath(this.structureOfPath(leafId)).map(this.#whole);
+		return this.#wholeOf(contextEntriesOfPath(this.structureOfPath(leafId)));
 	}
 
 	/**
@@ -237,7 +239,6 @@ export class SessionTree {
 		for (const node of index.nodes.values()) node.entry = loaded.get(node.entry) ?? node.entry;
 		if (index.entries.some((entry) => bodies.isDeferred(entry))) return;
 		this.#bodies = undefined;
-		this.#whole = (entry) => entry;
 	}
 	structureOf(id: string): SessionEntry | undefined {
 		return this.#index.nodes.get(id)?.entry;
