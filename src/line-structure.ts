@@ -16,6 +16,7 @@
  * `invalid-utf8` diagnostic.
  * @module
  */
+import { isWord } from "./byte-words.ts";
 import type { SessionEntry } from "./entries.ts";
 
 /** Lines shorter than this are kept whole: their structure would take about as much memory as they do. */
@@ -63,13 +64,8 @@ const MESSAGE_KEYS = MESSAGE_NAMES.map((key) => encoder.encode(key));
 
 /** Index in `keys` of the key `bytes[start, end)` (its raw bytes: a key written with an escape matches none), or -1. */
 function keyIndex(bytes: Uint8Array, start: number, end: number, keys: readonly Uint8Array[]): number {
-	for (let index = 0; index < keys.length; index++) {
-		const key = keys[index] as Uint8Array;
-		if (key.length !== end - start) continue;
-		let same = true;
-		for (let k = 0; same && k < key.length; k++) same = bytes[start + k] === key[k];
-		if (same) return index;
-	}
+	for (let index = 0; index < keys.length; index++)
+		if (isWord(bytes, start, end, keys[index] as Uint8Array)) return index;
 	return -1;
 }
 

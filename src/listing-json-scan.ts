@@ -4,6 +4,7 @@
  * the keys that decide what the entry is.
  * @module
  */
+import { isWord, startsWithWord } from "./byte-words.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -107,24 +108,12 @@ function numberEnd(bytes: Uint8Array, i: number, end: number): number {
 	return i;
 }
 
-/** Whether the bytes from `i` (up to `end`) start with `word`. */
-function matches(bytes: Uint8Array, i: number, end: number, word: Uint8Array): boolean {
-	if (end - i < word.length) return false;
-	for (let k = 0; k < word.length; k++) if (bytes[i + k] !== word[k]) return false;
-	return true;
-}
-
-/** Whether bytes `[start, end)` are exactly `word`. */
-function isWord(bytes: Uint8Array, start: number, end: number, word: Uint8Array): boolean {
-	return end - start === word.length && matches(bytes, start, end, word);
-}
-
 /** The index just after the value at `i` if it is a literal or a number (not a string or container), or -1. */
 function scalarEnd(bytes: Uint8Array, i: number, end: number): number {
 	const byte = bytes[i];
-	if (byte === 0x74) return matches(bytes, i, end, TRUE) ? i + 4 : -1;
-	if (byte === 0x66) return matches(bytes, i, end, FALSE) ? i + 5 : -1;
-	if (byte === 0x6e) return matches(bytes, i, end, NULL) ? i + 4 : -1;
+	if (byte === 0x74) return startsWithWord(bytes, i, end, TRUE) ? i + 4 : -1;
+	if (byte === 0x66) return startsWithWord(bytes, i, end, FALSE) ? i + 5 : -1;
+	if (byte === 0x6e) return startsWithWord(bytes, i, end, NULL) ? i + 4 : -1;
 	return numberEnd(bytes, i, end);
 }
 

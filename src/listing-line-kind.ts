@@ -6,6 +6,7 @@
  * line is validated (`isPlainEntryJson`) instead of parsed. Anything unusual is parsed.
  * @module
  */
+import { isWord, startsWithWord } from "./byte-words.ts";
 import { isPlainEntryJson } from "./listing-json-scan.ts";
 
 /** How a listing reads one line after the header. */
@@ -31,16 +32,6 @@ const ASSISTANT = encoder.encode("assistant");
 /** Scalar fields a message entry may have before its message (pi writes `id`, `parentId`, `timestamp`). */
 const MAX_FIELDS_BEFORE_MESSAGE = 8;
 
-function startsWith(bytes: Uint8Array, at: number, end: number, word: Uint8Array): boolean {
-	if (end - at < word.length) return false;
-	for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word[k]) return false;
-	return true;
-}
-
-function equals(bytes: Uint8Array, start: number, end: number, word: Uint8Array): boolean {
-	return end - start === word.length && startsWith(bytes, start, end, word);
-}
-
 /** The index of the closing quote of a string whose body starts at `i`, if it has no escape or control character; else -1. */
 function plainStringClose(bytes: Uint8Array, i: number, end: number): number {
 	for (; i < end; i++) {
@@ -59,13 +50,13 @@ function roleOf(bytes: Uint8Array, i: number, end: number): [number, number] | n
 		const keyEnd = plainStringClose(bytes, keyStart, end);
 		if (keyEnd < 0 || keyEnd + 1 >= end || bytes[keyEnd + 1] !== 0x3a) return null;
 		i = keyEnd + 2;
-		if (equals(bytes, keyStart, keyEnd, MESSAGE)) {
-			if (!startsWith(bytes, i, end, ROLE_PREFIX)) return null;
+		if (isWord(bytes, keyStart, keyEnd, MESSAGE)) {
+			if (!startsWithWord(bytes, i, end, ROLE_PREFIX)) return null;
 			const roleStart = i + ROLE_PREFIX.length;
 			const roleEnd = plainStringClose(bytes, roleStart, end);
 			return roleEnd < 0 ? null : [roleStart, roleEnd];
 		}
-		if (startsWith(bytes, i, end, NULL)) i += NULL.length;
+		if (startsWithWord(bytes, i, end, NULL)) i += NULL.length;
 		else if (i < end && bytes[i] === QUOTE) {
 			const close = plainStringClose(bytes, i + 1, end);
 			if (close < 0) return null;
@@ -77,18 +68,18 @@ function roleOf(bytes: Uint8Array, i: number, end: number): [number, number] | n
 
 /** How to read the entry line `[start, end)` (without its line end) of a session whose header has been read. */
 export function lineKind(bytes: Uint8Array, start: number, end: number): LineKind {
-	if (!startsWith(bytes, start, end, TYPE_PREFIX)) return PARSE_LINE;
+	if (!startsWithWord(bytes, start, end, TYPE_PREFIX)) return PARSE_LINE;
 	const typeStart = start + TYPE_PREFIX.length;
 	const typeEnd = plainStringClose(bytes, typeStart, end);
 	if (typeEnd < 0) return PARSE_LINE;
 	let kind: LineKind;
-	if (equals(bytes, typeStart, typeEnd, MESSAGE)) {
+	if (isWord(bytes, typeStart, typeEnd, MESSAGE)) {
 		const role = roleOf(bytes, typeEnd + 1, end);
 		if (!role) return PARSE_LINE;
 		const [roleStart, roleEnd] = role;
-		if (equals(bytes, roleStart, roleEnd, USER) || equals(bytes, roleStart, roleEnd, ASSISTANT)) return PARSE_LINE;
+		if (isWord(bytes, roleStart, roleEnd, USER) || isWord(bytes, roleStart, roleEnd, ASSISTANT)) return PARSE_LINE;
 		kind = COUNT_LINE;
-	} else if (equals(bytes, typeStart, typeEnd, SESSION_INFO)) {
+	} else if (isWord(bytes, typeStart, typeEnd, SESSION_INFO)) {
 		return PARSE_LINE;
 	} else {
 		kind = SKIP_LINE;
