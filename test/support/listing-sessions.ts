@@ -5,6 +5,9 @@
  */
 import fc from "fast-check";
 import type { SessionInfo, Storage } from "../../src/index.ts";
+import { concat } from "../../src/testing/support.ts";
+
+export { concat };
 
 const encoder = new TextEncoder();
 
@@ -202,16 +205,6 @@ function damaged(line: Uint8Array, kind: Damage, at: number): { bytes: Uint8Arra
 		default:
 			return { bytes: line, newline: true };
 	}
-}
-
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-	const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-	let at = 0;
-	for (const part of parts) {
-		bytes.set(part, at);
-		at += part.length;
-	}
-	return bytes;
 }
 
 /** A whole session file's bytes: maybe a BOM and lines before the header, the header, entries, damage. */
