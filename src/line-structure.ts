@@ -18,6 +18,14 @@
  */
 import { isWord } from "./byte-words.ts";
 import type { SessionEntry } from "./entries.ts";
+import {
+	createWasmLineWalk,
+	VALUE_ESCAPED,
+	VALUE_OBJECT,
+	VALUE_STRING,
+	type WalkedSpans,
+	type WasmLineWalk,
+} from "./line-walk-wasm.ts";
 
 /** Lines shorter than this are kept whole: their structure would take about as much memory as they do. */
 export const DEFER_LINE_BYTES = 256;
@@ -146,11 +154,17 @@ interface PendingValue {
 	index: number;
 }
 
+/** The structural values of a walked line: of the entry (`top`) and of its message object, if it has one. */
+interface Walked {
+	top: Record<string, unknown>;
+	message?: Record<string, unknown>;
+}
+
 /**
- * Walk a line (see the module's comment): `undefined` unless it is one whole JSON object; otherwise the
- * structural values of the entry (`top`) and of its message object, if it has one.
+ * Walk a line (see the module's comment) in JavaScript: `undefined` unless it is one whole JSON object;
+ * otherwise its structural values.
  */
-function walk(bytes: Uint8Array): { top: Record<string, unknown>; message?: Record<string, unknown> } | undefined {
+function walk(bytes: Uint8Array): Walked | undefined {
 	const length = bytes.length;
 	let start = 0;
 	while (isWhitespace(bytes[start])) start++;
@@ -225,21 +239,26 @@ function walk(bytes: Uint8Array): { top: Record<string, unknown>; message?: Reco
 		} else {
 			if (pending) {
 				const target = pending.inMessage ? (message as Record<string, unknown>) : top;
-				let value: unknown;
-				if (!pending.inMessage && pending.index === SUMMARY) {
-					value = close > open + 1 ? "~" : ""; // not empty: its text is a body
-				} else {
-					value = stringAt(bytes, open, close);
-					if ((pending.inMessage || pending.index === TYPE) && typeof value === "string") value = shared(value);
-					else if (pending.index === PARENT_ID && value === lastId) value = lastId;
-				}
-				target[nameOf(pending)] = value;
+				const slot = pending.inMessage ? TOP_NAMES.length + pending.index : pending.index;
+				target[nameOf(pending)] = stringValue(bytes, open, close, slot);
 				pending = undefined;
 			}
 			at = close + 1;
 			last = QUOTE;
 		}
 	}
+}
+
+/**
+ * The value of the string `bytes[open, close]` (quotes included) of the key in `slot` (the entry's keys,
+ * then the message's): a summary only says whether it is empty, kinds and roles are shared strings, and a
+ * parent that is the last entry walked shares its id.
+ */
+function stringValue(bytes: Uint8Array, open: number, close: number, slot: number): unknown {
+	if (slot === SUMMARY) return close > open + 1 ? "~" : ""; // not empty: its text is a body
+	const value = stringAt(bytes, open, close);
+	if ((slot >= TOP_NAMES.length || slot === TYPE) && typeof value === "string") return shared(value);
+	return slot === PARENT_ID && value === lastId ? lastId : value;
 }
 
 function nameOf(pending: PendingValue): string {
@@ -304,13 +323,69 @@ function structureOf(
 	return base as unknown as SessionEntry;
 }
 
+/** The walk in WebAssembly, made on first use (`undefined` where it cannot run; `null` before). */
+let wasmWalk: WasmLineWalk | undefined | null = null;
+
+function wasmLineWalk(): WasmLineWalk | undefined {
+	if (wasmWalk === null)
+		wasmWalk = createWasmLineWalk({
+			topKeys: TOP_KEYS.map((key, index) => ({
+				key,
+				object: index === MESSAGE ? "entered" : index === REPLACEMENT ? "taken" : "none",
+			})),
+			messageKeys: MESSAGE_KEYS,
+			between: BETWEEN_STRINGS,
+		});
+	return wasmWalk;
+}
+
+/** The names of the walk's slots: the entry's keys, then the message's. */
+const SLOT_NAMES = [...TOP_NAMES, ...MESSAGE_NAMES];
+
+/** The structural values of a line from the spans the WebAssembly walk left. */
+function walkedOfSpans(bytes: Uint8Array, { kinds, starts, ends }: WalkedSpans): Walked {
+	const top: Record<string, unknown> = {};
+	let message: Record<string, unknown> | undefined;
+	const names = SLOT_NAMES;
+	for (let slot = 0; slot < names.length; slot++) {
+		const kind = kinds[slot];
+		if (!kind) continue;
+		const start = starts[slot] as number;
+		const end = ends[slot] as number;
+		const name = names[slot] as string;
+		const target = slot < TOP_NAMES.length ? top : message;
+		if (!target) continue;
+		if (kind === VALUE_OBJECT) {
+			if (slot !== MESSAGE) target[name] = {};
+			else target[name] = message = {};
+		} else if (kind === VALUE_STRING) target[name] = stringValue(bytes, start - 1, end, slot);
+		else if (kind === VALUE_ESCAPED) target[name] = stringValue(bytes, start, end - 1, slot);
+		else target[name] = scalarOf(bytes, start, end);
+	}
+	return { top, message };
+}
+
+/** Which walk proves a line whole: the WebAssembly one where it runs (the default), or the JavaScript one. */
+export type LineWalker = "wasm" | "javascript";
+
+/** The walk lines are proven whole with on this runtime (`"javascript"` where WebAssembly cannot run). */
+export function lineWalkInUse(): LineWalker {
+	return wasmLineWalk() ? "wasm" : "javascript";
+}
+
+function walkLine(bytes: Uint8Array, walker: LineWalker): Walked | undefined {
+	const spans = walker === "wasm" ? wasmLineWalk()?.walk(bytes) : undefined;
+	if (spans === false) return undefined;
+	return spans ? walkedOfSpans(bytes, spans) : walk(bytes);
+}
+
 /**
  * The structure of a line worth deferring, or `undefined` when it must be read the ordinary way: it is
  * short, not one whole JSON object, not an entry, or of a kind the tree keeps whole.
  */
-export function lineStructure(bytes: Uint8Array): SessionEntry | undefined {
+export function lineStructure(bytes: Uint8Array, walker: LineWalker = "wasm"): SessionEntry | undefined {
 	if (bytes.length < DEFER_LINE_BYTES) return undefined;
-	const walked = walk(bytes);
+	const walked = walkLine(bytes, walker);
 	if (!walked || typeof walked.top.type !== "string" || KEPT_WHOLE.has(walked.top.type)) return undefined;
 	const structure = structureOf(walked.top, walked.message);
 	if (structure) lastId = structure.id;

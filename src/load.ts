@@ -203,7 +203,9 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	let offset = 0;
 	for (;;) {
 		options.signal?.throwIfAborted();
-		const chunk = yield* io("readRange", path, offset, offset + chunkBytes);
+		const read = yield* io("readRange", path, offset, offset + chunkBytes);
+		// A plain view: a runtime's own subclass (Node's Buffer) makes each line's subarray cost more.
+		const chunk = new Uint8Array(read.buffer, read.byteOffset, read.byteLength);
 		if (chunk.length === 0) break;
 		offset += chunk.length;
 		lastByte = chunk[chunk.length - 1] as number;

@@ -17,6 +17,7 @@ import {
 	type SuiteOptions,
 	settledAsAllowed,
 } from "../conformance/engine-suite.ts";
+import { runLineWalkAgreement } from "../conformance/line-walk.ts";
 import { globCorpus } from "../support/corpus.ts";
 
 // The generated files are part of the repository; the corpus beside it may be missing, and then its glob is
@@ -150,3 +151,5 @@ engineConformance(
 	api,
 	options,
 );
+
+runLineWalkAgreement({ describe, it, expect });

@@ -9,6 +9,7 @@ import { after, describe, it } from "node:test";
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { type ExpectLike, type TestApi, testStorage } from "../../src/testing.ts";
 import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
+import { runLineWalkAgreement } from "../conformance/line-walk.ts";
 import { nodeStorageFixture } from "../support/node-storage-fixture.ts";
 
 const asData = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
@@ -26,6 +27,7 @@ runEngineConformance(
 	(name, fn) => describe.skip(name, fn),
 );
 runWorkerLife(t);
+runLineWalkAgreement(t);
 
 testStorage("node storage (Deno)", nodeStorageFixture, t, { sync: true });
 testStorage("memory storage (Deno)", async () => ({ storage: await createMemoryStorage(), root: "/work" }), t);
