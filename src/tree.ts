@@ -10,6 +10,13 @@
  * @module
  */
 import { contextEntriesOfPath, contextOfPath, projectionOfPath, systemMessagesOfPath } from "./context.ts";
+import {
+	type ContextWalk,
+	contextEntriesOfWalk,
+	contextOfWalk,
+	projectionOfWalk,
+	walkContext,
+} from "./context-walk.ts";
 import type {
 	AgentMessage,
 	ContextEditEntry,
@@ -190,17 +197,31 @@ export class SessionTree {
 
 	/** The model context at `leafId` (default: the current leaf). */
 	buildSessionContext(leafId?: string | null): SessionContext {
-		return contextOfPath(this.structureOfPath(leafId), this.#bodies && this.#whole);
+		if (this.#bodies) return contextOfPath(this.structureOfPath(leafId), this.#whole);
+		return contextOfWalk(this.#walkContext(leafId));
 	}
 
 	/** The context at `leafId` (default: the current leaf) with the entry each message came from. */
 	buildSessionProjection(leafId?: string | null): SessionProjection {
-		return projectionOfPath(this.structureOfPath(leafId), this.#bodies && this.#whole);
+		if (this.#bodies) return projectionOfPath(this.structureOfPath(leafId), this.#whole);
+		return projectionOfWalk(this.#walkContext(leafId));
 	}
 
 	/** The entries in context at `leafId` (default: the current leaf), every kind included. */
 	buildContextEntries(leafId?: string | null): SessionEntry[] {
-		return this.#wholeOf(contextEntriesOfPath(this.structureOfPath(leafId)));
+		if (this.#bodies) return this.#wholeOf(contextEntriesOfPath(this.structureOfPath(leafId)));
+		return contextEntriesOfWalk(this.#walkContext(leafId));
+	}
+
+	/**
+	 * A whole tree's context read back from the leaf (context-walk.ts), the path never built: as `structureOfPath`,
+	 * `null`, a reset leaf or an unknown id is the empty path. A lazily read tree builds the path instead, whose
+	 * structure says which entries to decode first (session-reads.ts).
+	 */
+	#walkContext(leafId: string | null | undefined): ContextWalk {
+		const nodes = this.#index.nodes;
+		const leaf = leafId === null ? null : leafId === undefined ? this.#index.leaf : (nodes.get(leafId) ?? null);
+		return walkContext(leaf, (id) => nodes.get(id));
 	}
 
 	/**
