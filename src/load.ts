@@ -36,8 +36,12 @@ export { HeaderTooLongError };
 
 /** Bytes read per storage call when looking for a header. */
 export const READ_CHUNK_BYTES: number = 1 << 20;
-/** Bytes read per storage call when reading a whole file (fewer calls: each may cost an open and a stat). */
-const FILE_CHUNK_BYTES = 4 << 20;
+/**
+ * Bytes read per storage call when reading a whole file. Fewer calls cost less (each may cost an open
+ * and a stat); smaller chunks take less memory while a lazy open holds little else (measured at 100 MB:
+ * 4 MiB chunks 135 MB peak RSS, 1 MiB 130 MB, the time within noise).
+ */
+const FILE_CHUNK_BYTES = 1 << 20;
 
 /** How much of a file opening decodes: everything, or the structure only (see `ReadOptions.load`). */
 export type LoadMode = "lazy" | "full";
