@@ -173,7 +173,7 @@ async function listFiles(
 	const publishEvery = Math.max(1, Math.floor(options.publishEvery ?? 10) || 10);
 	const textLimit = textLimitOf(options.allMessagesTextLimit);
 	const catalog: LoadedCatalog | undefined = options.catalog
-		? await runTask(loadCatalog(options.catalog), storage)
+		? await runTask(loadCatalog(options.catalog, inScope), storage)
 		: undefined;
 	const rows: CatalogRow[] = [];
 	let changed = false;

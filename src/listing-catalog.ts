@@ -4,19 +4,27 @@
  * that changed. It is a cache: whatever is wrong with it (damaged, truncated, another version, rows of the
  * wrong shape, unreadable) makes it count as empty, and every row is checked against a fresh `stat`.
  *
- * Format: a header line `{"format","version","length","checksum"}`, then `length` bytes of the rows as a
- * JSON array, whose `hashBytes` is `checksum`. Written whole with `replace` (atomic), so two listings that
- * write it at once each leave a whole file.
+ * Two files, so that a listing reads little and a change writes little:
+ * - the catalog: a header line `{"format","version","length","checksum"}`, then `length` bytes of the rows
+ *   as a JSON array, whose `hashBytes` is `checksum`; each row without its texts (`allMessagesText` is most
+ *   of a catalog's bytes), which it names instead as ranges of the texts file (`TextRef`). Small: written
+ *   whole with `replace` (atomic), so two listings that write it at once each leave a whole file.
+ * - the texts file beside it (`textsPathOf`): the UTF-8 texts of the rows, each starting on a 4-byte
+ *   boundary, each with its own hash (`hashText`, four bytes a step) in its row. New texts are appended
+ *   (not flushed: it is a cache); when more than half of it is texts no row names any more, it is written
+ *   again whole. A text whose bytes do not hash to its row's hash (damaged, or written over by another
+ *   listing at the same time) drops its row alone: that file is read again.
  * @module
  */
-import { hashBytes } from "./listing-hash.ts";
-import type { ListingState } from "./listing-summary.ts";
+import { hashBytes, hashText } from "./listing-hash.ts";
+import { concat } from "./listing-scan.ts";
+import { type ListingState, setLazyText } from "./listing-summary.ts";
 import { dirname, joinPath } from "./paths.ts";
 import { io, type Task } from "./storage.ts";
 
 const FORMAT = "pi-session-tree listing catalog";
 /** Bumped whenever rows change meaning: a catalog of another version is rebuilt. */
-export const LISTING_CATALOG_VERSION = 1;
+export const LISTING_CATALOG_VERSION = 2;
 
 /** One listed file. */
 export interface CatalogRow {
@@ -57,7 +65,7 @@ function isCount(value: unknown): value is number {
 	return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
-function isState(value: unknown): value is ListingState {
+function isState(value: unknown, withText = true): value is ListingState {
 	if (typeof value !== "object" || value === null) return false;
 	const state = value as { [field: string]: unknown };
 	const header = state.phase !== "session" || (typeof state.id === "string" && typeof state.cwd === "string");
@@ -69,13 +77,69 @@ function isState(value: unknown): value is ListingState {
 		(state.name === undefined || typeof state.name === "string") &&
 		typeof state.lastActivity === "number" &&
 		Number.isFinite(state.lastActivity) &&
-		typeof state.text === "string" &&
+		(!withText || typeof state.text === "string") &&
 		typeof state.textCut === "boolean"
+	);
+}
+
+/** Where a text is in the texts file: `bytes` bytes from `at` (a multiple of 4), their `hashText`. */
+export interface TextRef {
+	at: number;
+	bytes: number;
+	hash: string;
+	/** The bytes are the text's JSON (a text with a lone surrogate, which UTF-8 cannot hold). */
+	json?: true;
+}
+
+/** A text-free listing state, as the catalog file keeps it. */
+export type StoredState = Omit<ListingState, "text">;
+
+/** A row as the catalog file keeps it: the texts of its states are named, not held. */
+export interface StoredRow extends Omit<CatalogRow, "state" | "final"> {
+	state: StoredState;
+	final?: StoredState;
+	text: TextRef;
+	finalText?: TextRef;
+}
+
+/**
+ * The texts file of the catalog at `path`: `listing-catalog.json` keeps its texts in `listing-catalog.texts`.
+ * @example
+ * textsPathOf("/a/pi-session-tree/listing-catalog.json"); // "/a/pi-session-tree/listing-catalog.texts"
+ */
+export function textsPathOf(path: string): string {
+	return `${path.endsWith(".json") ? path.slice(0, -5) : path}.texts`;
+}
+
+function isTextRef(value: unknown): value is TextRef {
+	if (typeof value !== "object" || value === null) return false;
+	const ref = value as { [field: string]: unknown };
+	return (
+		isCount(ref.at) &&
+		ref.at % 4 === 0 &&
+		isCount(ref.bytes) &&
+		typeof ref.hash === "string" &&
+		(ref.json === undefined || ref.json === true)
+	);
+}
+
+/** Whether `value` is a stored row, of sound shape. */
+export function isStoredRow(value: unknown): value is StoredRow {
+	if (!isRowFields(value)) return false;
+	const row = value as unknown as { [field: string]: unknown };
+	return (
+		isState(row.state, false) &&
+		isTextRef(row.text) &&
+		(row.final === undefined ? row.finalText === undefined : isState(row.final, false) && isTextRef(row.finalText))
 	);
 }
 
 /** Whether `value` is a row, of sound shape. */
 export function isCatalogRow(value: unknown): value is CatalogRow {
+	return isRowFields(value) && isState(value.state) && (value.final === undefined || isState(value.final));
+}
+
+function isRowFields(value: unknown): value is CatalogRow {
 	if (typeof value !== "object" || value === null) return false;
 	const row = value as { [field: string]: unknown };
 	return (
@@ -86,24 +150,24 @@ export function isCatalogRow(value: unknown): value is CatalogRow {
 		isCount(row.consumed) &&
 		row.consumed <= row.size &&
 		typeof row.tailHash === "string" &&
-		(row.textLimit === null || isCount(row.textLimit)) &&
-		isState(row.state) &&
-		(row.final === undefined || isState(row.final))
+		(row.textLimit === null || isCount(row.textLimit))
 	);
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
+/** For bytes known to be UTF-8 (V8's fatal decoder is no faster, and this one never throws). */
+const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** The catalog file's bytes. */
-export function encodeCatalog(rows: Iterable<CatalogRow>): Uint8Array[] {
+/** The catalog file's bytes (the rows only: their texts are in the texts file). */
+export function encodeCatalog(rows: Iterable<StoredRow>): Uint8Array[] {
 	const body = encoder.encode(JSON.stringify([...rows]));
 	const header = { format: FORMAT, version: LISTING_CATALOG_VERSION, length: body.length, checksum: hashBytes(body) };
 	return [encoder.encode(`${JSON.stringify(header)}\n`), body];
 }
 
-/** The rows of a catalog file's bytes, by path; `null` if it is not a whole, sound catalog of this version. */
-export function decodeCatalog(bytes: Uint8Array): Map<string, CatalogRow> | null {
+/** The stored rows of a catalog file's bytes, by path; `null` if it is not a whole, sound catalog of this version. */
+export function decodeCatalog(bytes: Uint8Array): Map<string, StoredRow> | null {
 	try {
 		const newline = bytes.indexOf(0x0a);
 		if (newline < 0) return null;
@@ -113,9 +177,9 @@ export function decodeCatalog(bytes: Uint8Array): Map<string, CatalogRow> | null
 		if (header.length !== body.length || header.checksum !== hashBytes(body)) return null;
 		const rows: unknown = JSON.parse(decoder.decode(body));
 		if (!Array.isArray(rows)) return null;
-		const byPath = new Map<string, CatalogRow>();
+		const byPath = new Map<string, StoredRow>();
 		// A row of the wrong shape is dropped alone: its file is read again.
-		for (const row of rows) if (isCatalogRow(row)) byPath.set(row.path, row);
+		for (const row of rows) if (isStoredRow(row)) byPath.set(row.path, row);
 		return byPath;
 	} catch {
 		return null;
@@ -124,27 +188,166 @@ export function decodeCatalog(bytes: Uint8Array): Map<string, CatalogRow> | null
 
 /** The catalog as read, and which version of its file that was (to tell whether someone rewrote it since). */
 export interface LoadedCatalog {
+	/** The rows asked for (`loadCatalog`'s `wanted`) whose texts were found sound, texts included. */
 	rows: Map<string, CatalogRow>;
+	/** Every row of the file, as stored. */
+	stored: Map<string, StoredRow>;
+	/** The stored form of each row of `rows`: a row kept as it was is written again without its texts. */
+	storedOf: Map<CatalogRow, StoredRow>;
 	/** Size and modification time of the file read; `null` when there was none (or it could not be read). */
 	version: { size: number; mtimeMs: number } | null;
 }
 
-/** Read the catalog at `path`: empty when it is missing, unreadable or unsound. */
-export function* loadCatalog(path: string): Task<LoadedCatalog> {
+/**
+ * The text `ref` names in `texts` (the texts file's bytes from `from`): `undefined` if it is not there
+ * whole and sound, else how to decode it (when first asked: its hash is checked now).
+ */
+function textAt(texts: Uint8Array, from: number, ref: TextRef): (() => string) | undefined {
+	const start = ref.at - from;
+	if (start < 0 || start + ref.bytes > texts.length) return undefined;
+	const bytes = texts.subarray(start, start + ref.bytes);
+	if (hashText(bytes) !== ref.hash) return undefined;
+	if (!ref.json) return () => lenient.decode(bytes); // sound UTF-8: this catalog's encoder wrote it
+	try {
+		const parsed: unknown = JSON.parse(decoder.decode(bytes));
+		return typeof parsed === "string" ? () => parsed : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The row of a stored row whose texts are in `texts`, or `undefined` when one of them is not sound. */
+function resolveRow(stored: StoredRow, texts: Uint8Array, from: number): CatalogRow | undefined {
+	const text = textAt(texts, from, stored.text);
+	if (text === undefined) return undefined;
+	const { text: _text, finalText, state: storedState, final: storedFinal, ...fields } = stored;
+	const state = { ...storedState, text: "" };
+	setLazyText(state, text);
+	const row: CatalogRow = { ...fields, state };
+	if (storedFinal && finalText) {
+		const last = textAt(texts, from, finalText);
+		if (last === undefined) return undefined;
+		const final = { ...storedFinal, text: "" };
+		setLazyText(final, last);
+		row.final = final;
+	}
+	return row;
+}
+
+function* readCatalogFile(path: string): Task<Pick<LoadedCatalog, "stored" | "version">> {
 	try {
 		const stat = yield* io("stat", path);
-		if (!stat?.isFile) return { rows: new Map(), version: null };
+		if (!stat?.isFile) return { stored: new Map(), version: null };
 		const bytes = yield* io("readRange", path, 0, stat.size + 1);
-		const rows = bytes.length === stat.size ? decodeCatalog(bytes) : null;
-		return { rows: rows ?? new Map(), version: { size: stat.size, mtimeMs: stat.mtimeMs } };
+		const stored = bytes.length === stat.size ? decodeCatalog(bytes) : null;
+		return { stored: stored ?? new Map(), version: { size: stat.size, mtimeMs: stat.mtimeMs } };
 	} catch {
-		return { rows: new Map(), version: null };
+		return { stored: new Map(), version: null };
 	}
 }
 
 /**
+ * Read the catalog at `path`: empty when it is missing, unreadable or unsound. The texts of the rows that
+ * `wanted` accepts (every row by default) are read from the texts file, with one ranged read.
+ */
+export function* loadCatalog(path: string, wanted: (path: string) => boolean = () => true): Task<LoadedCatalog> {
+	const { stored, version } = yield* readCatalogFile(path);
+	const rows = new Map<string, CatalogRow>();
+	const storedOf = new Map<CatalogRow, StoredRow>();
+	const asked = [...stored.values()].filter((row) => wanted(row.path));
+	let from = Number.POSITIVE_INFINITY;
+	let to = 0;
+	for (const row of asked) {
+		for (const ref of row.finalText ? [row.text, row.finalText] : [row.text]) {
+			from = Math.min(from, ref.at);
+			to = Math.max(to, ref.at + ref.bytes);
+		}
+	}
+	if (asked.length > 0) {
+		let texts: Uint8Array | undefined;
+		try {
+			texts = yield* io("readRange", textsPathOf(path), from, to);
+		} catch {
+			// No texts file: no row can be used.
+		}
+		for (const storedRow of texts ? asked : []) {
+			const row = resolveRow(storedRow, texts as Uint8Array, from);
+			if (!row) continue;
+			rows.set(row.path, row);
+			storedOf.set(row, storedRow);
+		}
+	}
+	return { rows, stored, storedOf, version };
+}
+
+/** Bytes of padding that bring `at` to a multiple of 4. */
+function padOf(at: number): number {
+	return (4 - (at % 4)) % 4;
+}
+
+/** A text's bytes as the texts file keeps them, and whether they are its JSON. */
+function encodeText(text: string): { bytes: Uint8Array; json: boolean } {
+	const wellFormed = (text as { isWellFormed?: () => boolean }).isWellFormed?.() ?? !/\p{Cs}/u.test(text);
+	return wellFormed
+		? { bytes: encoder.encode(text), json: false }
+		: { bytes: encoder.encode(JSON.stringify(text)), json: true };
+}
+
+/** Texts to add to a texts file: the chunks (each padded to 4 bytes) and the refs they get from `at`. */
+class TextWriter {
+	readonly chunks: Uint8Array[] = [];
+	at: number;
+	constructor(at: number) {
+		this.at = at + padOf(at);
+		if (at % 4 !== 0) this.chunks.push(new Uint8Array(padOf(at)));
+	}
+	/** Add bytes (already in the texts file's form) with their hash; their ref. */
+	addBytes(bytes: Uint8Array, hash: string, json: boolean): TextRef {
+		const ref: TextRef = { at: this.at, bytes: bytes.length, hash };
+		if (json) ref.json = true;
+		this.chunks.push(bytes);
+		const pad = padOf(bytes.length);
+		if (pad > 0) this.chunks.push(new Uint8Array(pad));
+		this.at += bytes.length + pad;
+		return ref;
+	}
+	add(text: string): TextRef {
+		const { bytes, json } = encodeText(text);
+		return this.addBytes(bytes, hashText(bytes), json);
+	}
+	get length(): number {
+		return this.chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+	}
+}
+
+/** The stored form of a row, its texts added to `writer`. */
+function storeRow(row: CatalogRow, writer: TextWriter): StoredRow {
+	const { text, ...state } = row.state;
+	const stored: StoredRow = { ...row, state, text: writer.add(text) };
+	if (row.final) {
+		const { text: finalText, ...final } = row.final;
+		stored.final = final;
+		stored.finalText = writer.add(finalText);
+	} else delete stored.final;
+	return stored;
+}
+
+function refsOf(row: StoredRow): TextRef[] {
+	return row.finalText ? [row.text, row.finalText] : [row.text];
+}
+
+/** Bytes a text takes in the texts file, padding included. */
+function spanOf(ref: TextRef): number {
+	return ref.bytes + padOf(ref.bytes);
+}
+
+/** Past this many bytes more than twice what its rows name, the texts file is written again. */
+const SLACK_BYTES = 1 << 20;
+
+/**
  * Write the catalog: `ours` (the rows of what was just listed, `inScope`) over the rows of the other
- * files as the file holds them now (another listing may have written it since `loaded` was read).
+ * files as the file holds them now (another listing may have written it since `loaded` was read). New
+ * texts are appended to the texts file, or the texts file is written again with only the texts in use.
  * Best effort, as befits a cache: a catalog that cannot be written is left as it is.
  */
 export function* saveCatalog(
@@ -159,13 +362,60 @@ export function* saveCatalog(
 			stat === null
 				? loaded.version === null
 				: stat.size === loaded.version?.size && stat.mtimeMs === loaded.version.mtimeMs;
-		const current = unchanged ? loaded.rows : (yield* loadCatalog(path)).rows;
-		const rows: CatalogRow[] = [];
-		for (const row of current.values()) if (!inScope(row.path)) rows.push(row);
-		rows.push(...ours);
+		const current = unchanged ? loaded.stored : (yield* readCatalogFile(path)).stored;
+		const kept: StoredRow[] = [];
+		for (const row of current.values()) if (!inScope(row.path)) kept.push(row);
+		const fresh: CatalogRow[] = [];
+		for (const row of ours) {
+			const stored = loaded.storedOf.get(row);
+			if (stored) kept.push(stored);
+			else fresh.push(row);
+		}
+		const textsPath = textsPathOf(path);
+		const textsSize = (yield* io("stat", textsPath))?.size ?? null;
+		const appendAt = textsSize ?? 0;
+		const appended = new TextWriter(appendAt);
+		const rows = fresh.map((row) => storeRow(row, appended));
+		let live = appended.length;
+		for (const row of kept) for (const ref of refsOf(row)) live += spanOf(ref);
 		yield* io("mkdir", dirname(path));
+		if (textsSize !== null && appendAt + appended.length <= 2 * live + SLACK_BYTES) {
+			if (fresh.length > 0) yield* io("append", textsPath, concat(appended.chunks, appended.length), false);
+			rows.push(...kept);
+		} else {
+			// Written again: the texts of the rows kept (those still sound), then the new ones.
+			const old = textsSize ? yield* io("readRange", textsPath, 0, textsSize) : new Uint8Array(0);
+			const writer = new TextWriter(0);
+			const again: StoredRow[] = [];
+			for (const row of kept) {
+				const moved = moveTexts(row, old, writer);
+				if (moved) again.push(moved);
+			}
+			for (const row of fresh) again.push(storeRow(row, writer));
+			yield* io("replace", textsPath, writer.chunks);
+			rows.length = 0;
+			rows.push(...again);
+		}
 		yield* io("replace", path, encodeCatalog(rows));
 	} catch {
 		// A read-only or full storage: the next listing reads the files again.
 	}
+}
+
+/** A stored row with its texts copied from `old` (the whole texts file) to `writer`; `undefined` if one is not sound. */
+function moveTexts(row: StoredRow, old: Uint8Array, writer: TextWriter): StoredRow | undefined {
+	const move = (ref: TextRef): TextRef | undefined => {
+		if (ref.at + ref.bytes > old.length) return undefined;
+		const bytes = old.subarray(ref.at, ref.at + ref.bytes);
+		return hashText(bytes) === ref.hash ? writer.addBytes(bytes, ref.hash, ref.json === true) : undefined;
+	};
+	const text = move(row.text);
+	if (!text) return undefined;
+	const moved: StoredRow = { ...row, text };
+	if (row.finalText) {
+		const finalText = move(row.finalText);
+		if (!finalText) return undefined;
+		moved.finalText = finalText;
+	}
+	return moved;
 }

@@ -209,3 +209,179 @@ export function isPlainEntryJson(bytes: Uint8Array, start: number, end: number):
 		container = stack[depth] as number;
 	}
 }
+
+/** A string value's place in a line: `[start, end)` with its quotes, and whether it has an escape. */
+export interface StringSpan {
+	start: number;
+	end: number;
+	escaped: boolean;
+}
+
+/**
+ * What a listing needs of a user or assistant message entry, read off its bytes (`messageFields`): the
+ * spans of the strings that make its text, the entry's `timestamp` and the message's, if it is a number.
+ */
+export interface MessageFields {
+	/** The entry's `timestamp` string. */
+	entryTimestamp: StringSpan;
+	/** The message's `timestamp` when it is a number: its literal's `[start, end)`; else `null`. */
+	timestamp: [number, number] | null;
+	/** The content as a string, or the `text` of each of its `text` blocks in order (`null`: a block without one). */
+	content: StringSpan | (StringSpan | null)[];
+}
+
+// Containers `messageFields` tells apart (beyond `OBJECT` and `ARRAY`).
+const CONTENT_ARRAY = 4;
+const BLOCK_OBJECT = 5;
+
+// What the value about to be read is.
+const OTHER_VALUE = 0;
+const ENTRY_TIMESTAMP = 1;
+const MESSAGE_VALUE = 2;
+const ROLE_VALUE = 3;
+const CONTENT_VALUE = 4;
+const TIMESTAMP_VALUE = 5;
+const BLOCK_TYPE = 6;
+const BLOCK_TEXT = 7;
+const BLOCK_VALUE = 8;
+
+const KEY_TIMESTAMP = encoder.encode("timestamp");
+const KEY_CONTENT = encoder.encode("content");
+const KEY_TEXT = encoder.encode("text");
+const TEXT = encoder.encode('"text"');
+
+/**
+ * The fields of the message entry `[start, end)` that a listing folds, read as `JSON.parse` would read
+ * them, validating the whole line as `isPlainEntryJson` does (nothing is built for the rest of it: tool
+ * calls, thinking, usage). `null` when the line is not JSON, or anything is unusual (a key that matters
+ * said twice or escaped, content that is neither a string nor an array of objects, a text block's text
+ * that is not a string, timestamps of another type): the caller parses the line instead.
+ */
+export function messageFields(bytes: Uint8Array, start: number, end: number): MessageFields | null {
+	let depth = 0;
+	let container = 0;
+	let state = VALUE;
+	let next = OTHER_VALUE;
+	const seen = new Uint8Array(BLOCK_VALUE + 1);
+	let entryTimestamp: StringSpan | null = null;
+	let timestamp: [number, number] | null = null;
+	let contentString: StringSpan | null = null;
+	let blocks: (StringSpan | null)[] | null = null;
+	let blockIsText = false;
+	let blockText: StringSpan | null = null;
+	let i = start;
+	while (i < end && isWhitespace(bytes[i] as number)) i++;
+	if (i >= end || bytes[i] !== OPEN_BRACE) return null;
+	for (;;) {
+		while (i < end && isWhitespace(bytes[i] as number)) i++;
+		if (i >= end) return null;
+		const byte = bytes[i] as number;
+		if (state === FIRST_KEY || state === KEY) {
+			if (state !== FIRST_KEY || byte !== CLOSE_BRACE) {
+				if (byte !== QUOTE) return null;
+				const keyStart = i + 1;
+				i = stringEnd(bytes, keyStart, end);
+				if (i < 0) return null;
+				next = OTHER_VALUE;
+				if (depth === 1 || container === MESSAGE_OBJECT || container === BLOCK_OBJECT) {
+					if (stringHadEscape) return null;
+					const keyEnd = i - 1;
+					if (depth === 1) {
+						if (isWord(bytes, keyStart, keyEnd, KEY_TYPE))
+							next = BLOCK_VALUE; // counted only
+						else if (isWord(bytes, keyStart, keyEnd, KEY_MESSAGE)) next = MESSAGE_VALUE;
+						else if (isWord(bytes, keyStart, keyEnd, KEY_TIMESTAMP)) next = ENTRY_TIMESTAMP;
+					} else if (container === MESSAGE_OBJECT) {
+						if (isWord(bytes, keyStart, keyEnd, KEY_ROLE)) next = ROLE_VALUE;
+						else if (isWord(bytes, keyStart, keyEnd, KEY_CONTENT)) next = CONTENT_VALUE;
+						else if (isWord(bytes, keyStart, keyEnd, KEY_TIMESTAMP)) next = TIMESTAMP_VALUE;
+					} else if (isWord(bytes, keyStart, keyEnd, KEY_TYPE)) next = BLOCK_TYPE;
+					else if (isWord(bytes, keyStart, keyEnd, KEY_TEXT)) next = BLOCK_TEXT;
+					if (next !== OTHER_VALUE) {
+						// The entry's `type` and the blocks' keys are counted per object: see below.
+						const slot = depth === 1 && next === BLOCK_VALUE ? 0 : next;
+						if (seen[slot] !== 0) return null;
+						seen[slot] = 1;
+					}
+				}
+				while (i < end && isWhitespace(bytes[i] as number)) i++;
+				if (i >= end || bytes[i] !== COLON) return null;
+				i++;
+				state = VALUE;
+				continue;
+			}
+		} else if (state === AFTER_VALUE) {
+			if (byte === COMMA) {
+				i++;
+				state = container === ARRAY || container === CONTENT_ARRAY ? VALUE : KEY;
+				continue;
+			}
+			const isArray = container === ARRAY || container === CONTENT_ARRAY;
+			if (byte !== (isArray ? CLOSE_BRACKET : CLOSE_BRACE)) return null;
+		} else if (state === FIRST_ELEMENT && byte === CLOSE_BRACKET) {
+			// An empty array.
+		} else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+			if (depth >= MAX_DEPTH) return null;
+			if (container === CONTENT_ARRAY) {
+				if (byte !== OPEN_BRACE) return null;
+				container = BLOCK_OBJECT;
+				seen[BLOCK_TYPE] = seen[BLOCK_TEXT] = 0;
+				blockIsText = false;
+				blockText = null;
+			} else if (next === MESSAGE_VALUE) {
+				if (byte !== OPEN_BRACE) return null;
+				container = MESSAGE_OBJECT;
+			} else if (next === CONTENT_VALUE) {
+				if (byte !== OPEN_BRACKET) return null;
+				container = CONTENT_ARRAY;
+				blocks = [];
+			} else if (next !== OTHER_VALUE && next !== BLOCK_VALUE) {
+				return null; // a timestamp, role, block type or text that is an object or array
+			} else container = byte === OPEN_BRACKET ? ARRAY : OBJECT;
+			stack[++depth] = container;
+			state = byte === OPEN_BRACKET ? FIRST_ELEMENT : FIRST_KEY;
+			next = OTHER_VALUE;
+			i++;
+			continue;
+		} else {
+			if (container === CONTENT_ARRAY) return null; // a block that is no object
+			const valueStart = i;
+			i = byte === QUOTE ? stringEnd(bytes, i + 1, end) : scalarEnd(bytes, i, end);
+			if (i < 0) return null;
+			const span: StringSpan | null = byte === QUOTE ? { start: valueStart, end: i, escaped: stringHadEscape } : null;
+			if (next === ENTRY_TIMESTAMP) {
+				if (!span) return null;
+				entryTimestamp = span;
+			} else if (next === MESSAGE_VALUE || next === ROLE_VALUE) {
+				if (!span || next === MESSAGE_VALUE) return null;
+			} else if (next === CONTENT_VALUE) {
+				if (!span) return null;
+				contentString = span;
+			} else if (next === TIMESTAMP_VALUE) {
+				const isNumber = byte === MINUS || isDigit(byte);
+				timestamp = isNumber ? [valueStart, i] : null;
+				if (!isNumber && !span && byte !== 0x6e) return null; // true or false: parsed instead
+			} else if (next === BLOCK_TYPE) {
+				blockIsText = span !== null && isWord(bytes, valueStart, i, TEXT);
+				if (span?.escaped) return null;
+			} else if (next === BLOCK_TEXT) {
+				if (!span) return null;
+				blockText = span;
+			}
+			next = OTHER_VALUE;
+			state = AFTER_VALUE;
+			continue;
+		}
+		// Close the innermost container.
+		i++;
+		state = AFTER_VALUE;
+		if (container === BLOCK_OBJECT && blockIsText) (blocks as (StringSpan | null)[]).push(blockText);
+		if (--depth === 0) {
+			while (i < end && isWhitespace(bytes[i] as number)) i++;
+			if (i !== end || !entryTimestamp || seen[0] === 0 || seen[ROLE_VALUE] === 0) return null;
+			const content = blocks ?? contentString;
+			return content ? { entryTimestamp, timestamp, content } : null;
+		}
+		container = stack[depth] as number;
+	}
+}

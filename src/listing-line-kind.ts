@@ -10,13 +10,22 @@ import { isWord, startsWithWord } from "./byte-words.ts";
 import { isPlainEntryJson } from "./listing-json-scan.ts";
 
 /** How a listing reads one line after the header. */
-export type LineKind = typeof PARSE_LINE | typeof COUNT_LINE | typeof SKIP_LINE;
+export type LineKind =
+	| typeof PARSE_LINE
+	| typeof COUNT_LINE
+	| typeof SKIP_LINE
+	| typeof USER_LINE
+	| typeof ASSISTANT_LINE;
 /** Parse it: a message that may carry text, a `session_info`, or anything that does not look like pi's. */
 export const PARSE_LINE = 0;
 /** A message entry whose role is neither user nor assistant: it only counts. */
 export const COUNT_LINE = 1;
 /** An entry of another kind: it does not change the listing. */
 export const SKIP_LINE = 2;
+/** A user message in pi's shape, not validated yet: its fields may be read off its bytes (`messageFields`), else it is parsed. */
+export const USER_LINE = 3;
+/** An assistant message, as `USER_LINE`. */
+export const ASSISTANT_LINE = 4;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -77,7 +86,8 @@ export function lineKind(bytes: Uint8Array, start: number, end: number): LineKin
 		const role = roleOf(bytes, typeEnd + 1, end);
 		if (!role) return PARSE_LINE;
 		const [roleStart, roleEnd] = role;
-		if (isWord(bytes, roleStart, roleEnd, USER) || isWord(bytes, roleStart, roleEnd, ASSISTANT)) return PARSE_LINE;
+		if (isWord(bytes, roleStart, roleEnd, USER)) return USER_LINE;
+		if (isWord(bytes, roleStart, roleEnd, ASSISTANT)) return ASSISTANT_LINE;
 		kind = COUNT_LINE;
 	} else if (isWord(bytes, typeStart, typeEnd, SESSION_INFO)) {
 		return PARSE_LINE;

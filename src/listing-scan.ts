@@ -5,8 +5,9 @@
  * @module
  */
 import { hashBytes } from "./listing-hash.ts";
-import { COUNT_LINE, lineKind, SKIP_LINE } from "./listing-line-kind.ts";
-import { foldValue, type ListingState } from "./listing-summary.ts";
+import { type MessageFields, messageFields, type StringSpan } from "./listing-json-scan.ts";
+import { ASSISTANT_LINE, COUNT_LINE, lineKind, SKIP_LINE, USER_LINE } from "./listing-line-kind.ts";
+import { foldText, foldValue, type ListingState } from "./listing-summary.ts";
 import { io, type Task } from "./storage.ts";
 
 /** Bytes read per storage call. */
@@ -40,6 +41,38 @@ function parseBytes(bytes: Uint8Array, start: number, end: number): unknown {
 	}
 }
 
+/** A string value of a line, as `JSON.parse` of the line gives it. */
+function stringOf(bytes: Uint8Array, span: StringSpan): string {
+	const text = decoder.decode(
+		bytes.subarray(span.escaped ? span.start : span.start + 1, span.escaped ? span.end : span.end - 1),
+	);
+	return span.escaped ? (JSON.parse(text) as string) : text;
+}
+
+/** Fold a user or assistant message from its fields, as `foldRecord` folds the parsed line. */
+function foldFields(
+	state: ListingState,
+	bytes: Uint8Array,
+	fields: MessageFields,
+	role: "user" | "assistant",
+	limit?: number,
+) {
+	state.messageCount++;
+	const { timestamp, content } = fields;
+	const activity = timestamp
+		? Number(String.fromCharCode(...bytes.subarray(timestamp[0], timestamp[1])))
+		: Date.parse(stringOf(bytes, fields.entryTimestamp));
+	let text: string;
+	if (Array.isArray(content)) {
+		text = "";
+		for (let k = 0; k < content.length; k++) {
+			const span = content[k] as StringSpan | null;
+			text += (k > 0 ? " " : "") + (span ? stringOf(bytes, span) : "");
+		}
+	} else text = stringOf(bytes, content);
+	foldText(state, role, activity, text, limit);
+}
+
 /** Fold one line (without its line feed), as the line splitter of a full read would give it. */
 function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: number, first: boolean, limit?: number) {
 	if (first && end - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) {
@@ -54,11 +87,16 @@ function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: nu
 			state.messageCount++;
 			return;
 		}
+		if (kind === USER_LINE || kind === ASSISTANT_LINE) {
+			const fields = messageFields(bytes, start, end);
+			if (fields) return foldFields(state, bytes, fields, kind === USER_LINE ? "user" : "assistant", limit);
+		}
 	}
 	foldValue(state, parseBytes(bytes, start, end), limit);
 }
 
-function concat(parts: readonly Uint8Array[], length: number): Uint8Array {
+/** The parts, joined (`length` bytes in all). */
+export function concat(parts: readonly Uint8Array[], length: number): Uint8Array {
 	const bytes = new Uint8Array(length);
 	let at = 0;
 	for (const part of parts) {

@@ -90,10 +90,23 @@ export function foldRecord(state: ListingState, record: FileEntry, textLimit: nu
 	if (typeof message !== "object" || message === null || !("content" in message)) return;
 	if (message.role !== "user" && message.role !== "assistant") return;
 	const activity = typeof message.timestamp === "number" ? message.timestamp : Date.parse(record.timestamp);
+	foldText(state, message.role, activity, textOf(message.content), textLimit);
+}
+
+/**
+ * Fold what a user or assistant message with content gives beyond its count: its activity time (NaN for
+ * none) and its text (`foldRecord`'s rules; a listing that reads the message's fields off its bytes too).
+ */
+export function foldText(
+	state: ListingState,
+	role: "user" | "assistant",
+	activity: number,
+	text: string,
+	textLimit: number | undefined,
+): void {
 	if (!Number.isNaN(activity)) state.lastActivity = Math.min(Math.max(state.lastActivity, activity), PAST_LAST_DATE);
-	const text = textOf(message.content);
 	if (!text) return;
-	if (!state.firstMessage && message.role === "user") state.firstMessage = text;
+	if (!state.firstMessage && role === "user") state.firstMessage = text;
 	if (state.textCut) return;
 	const joined = state.text ? `${state.text} ${text}` : text;
 	state.textCut = textLimit !== undefined && joined.length > textLimit;
@@ -133,6 +146,48 @@ export function foldValue(state: ListingState, value: unknown, textLimit: number
 	}
 }
 
+/** States whose `text` is decoded when first read (a catalog's rows): how to decode it. */
+const lazyTexts = new WeakMap<ListingState, () => string>();
+
+/**
+ * Make `state.text` a text decoded when first read, once (a catalog's texts are most of its bytes, and a
+ * listing that serves a row from it need not decode the row's text until someone reads it). The
+ * `SessionInfo` of the state decodes it only when its `allMessagesText` is read.
+ */
+export function setLazyText(state: ListingState, decode: () => string): void {
+	let text: string | undefined;
+	const once = () => {
+		text ??= decode();
+		return text;
+	};
+	lazyTexts.set(state, once);
+	Object.defineProperty(state, "text", {
+		get: once,
+		set(value: string) {
+			lazyTexts.delete(state);
+			Object.defineProperty(state, "text", { value, writable: true, enumerable: true, configurable: true });
+		},
+		enumerable: true,
+		configurable: true,
+	});
+}
+
+/** Define `info.allMessagesText` as the lazy text, cut, computed when first read (a plain field from then on). */
+function defineLazyText(info: SessionInfo, text: () => string, textLimit: number | undefined): void {
+	const settle = (value: string) =>
+		Object.defineProperty(info, "allMessagesText", { value, writable: true, enumerable: true, configurable: true });
+	Object.defineProperty(info, "allMessagesText", {
+		get() {
+			const value = cutText(text(), textLimit);
+			settle(value);
+			return value;
+		},
+		set: settle,
+		enumerable: true,
+		configurable: true,
+	});
+}
+
 /** The `SessionInfo` of a state, or `null` when it is no session. `mtimeMs` is the file's modification time. */
 export function listingInfo(
 	path: string,
@@ -143,7 +198,8 @@ export function listingInfo(
 	if (state.phase !== "session") return null;
 	const created = Date.parse(state.timestamp as string);
 	const modified = state.lastActivity > 0 ? state.lastActivity : Number.isNaN(created) ? mtimeMs : created;
-	return {
+	const lazy = lazyTexts.get(state);
+	const info: SessionInfo = {
 		path,
 		id: state.id as string,
 		cwd: state.cwd ?? "",
@@ -153,6 +209,8 @@ export function listingInfo(
 		modified: new Date(modified),
 		messageCount: state.messageCount,
 		firstMessage: state.firstMessage || "(no messages)",
-		allMessagesText: cutText(state.text, textLimit),
+		allMessagesText: lazy ? "" : cutText(state.text, textLimit),
 	};
+	if (lazy) defineLazyText(info, lazy, textLimit);
+	return info;
 }

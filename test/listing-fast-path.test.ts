@@ -8,8 +8,8 @@ import { createMemoryStorage } from "../adapters/zenfs.ts";
 import { listSessions, sessionInfoTask } from "../src/catalog.ts";
 import type { Storage } from "../src/index.ts";
 import { listFile } from "../src/listing-file.ts";
-import { isPlainEntryJson } from "../src/listing-json-scan.ts";
-import { COUNT_LINE, lineKind, PARSE_LINE, SKIP_LINE } from "../src/listing-line-kind.ts";
+import { isPlainEntryJson, messageFields } from "../src/listing-json-scan.ts";
+import { ASSISTANT_LINE, COUNT_LINE, lineKind, PARSE_LINE, SKIP_LINE, USER_LINE } from "../src/listing-line-kind.ts";
 import { cutText } from "../src/listing-summary.ts";
 import { runTask } from "../src/storage.ts";
 import { FIXTURE_NAMES, sessionFixtures } from "./fixtures/generate.ts";
@@ -161,8 +161,8 @@ describe("lineKind", () => {
 		`{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"t","message":${body}}`;
 
 	it("parses user and assistant messages and session_info, counts the other messages, skips the other entries", () => {
-		expect(kind(message('{"role":"user","content":"hi"}'))).toBe(PARSE_LINE);
-		expect(kind(message('{"role":"assistant","content":[]}'))).toBe(PARSE_LINE);
+		expect(kind(message('{"role":"user","content":"hi"}'))).toBe(USER_LINE);
+		expect(kind(message('{"role":"assistant","content":[]}'))).toBe(ASSISTANT_LINE);
 		expect(kind(message('{"role":"toolResult","content":[{"type":"text","text":"x"}]}'))).toBe(COUNT_LINE);
 		expect(kind(message('{"role":"bashExecution","command":"ls"}'))).toBe(COUNT_LINE);
 		expect(kind('{"type":"session_info","id":"a","parentId":null,"timestamp":"t","name":"n"}')).toBe(PARSE_LINE);
@@ -179,6 +179,97 @@ describe("lineKind", () => {
 		expect(kind(message('"text"'))).toBe(PARSE_LINE);
 		expect(kind(`${message('{"role":"toolResult"}')}x`)).toBe(PARSE_LINE);
 		expect(kind('{"type":"label","type":"message"}')).toBe(PARSE_LINE);
+	});
+});
+
+describe("messageFields", () => {
+	const fields = (line: string) => {
+		const bytes = encoder.encode(line);
+		return messageFields(bytes, 0, bytes.length);
+	};
+	const entry = (body: string, timestamp = '"2025-01-01T00:00:00.000Z"') =>
+		`{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":${timestamp},"message":${body}}`;
+
+	it("reads pi's messages off their bytes", () => {
+		const read = fields(
+			entry(
+				'{"role":"assistant","content":[{"type":"thinking","thinking":"t"},{"type":"text","text":"a\\nb"},{"type":"toolCall","id":"c","name":"bash","arguments":{"command":"ls","deep":[1,{"x":null}]}},{"text":"late","type":"text"},{"type":"text"}],"api":"x","usage":{"input":1,"cost":{"total":0.5e-3}},"stopReason":"toolUse","timestamp":1760263997704}',
+			),
+		);
+		expect(read?.timestamp).toEqual([expect.any(Number), expect.any(Number)]);
+		expect(Array.isArray(read?.content) && read.content.map((span) => (span === null ? null : span.escaped))).toEqual([
+			true,
+			false,
+			null,
+		]);
+		expect(fields(entry('{"role":"user","content":"hi","timestamp":"later"}'))?.timestamp).toBeNull();
+		expect(fields(entry('{"role":"user","content":[],"timestamp":null}'))?.content).toEqual([]);
+	});
+
+	it("leaves anything unusual to JSON.parse", () => {
+		for (const line of [
+			entry('{"role":"user","content":"a","content":"b"}'),
+			entry('{"role":"user","content":"a","timestamp":1,"timestamp":2}'),
+			entry('{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}'),
+			entry('{"role":"user","content":[{"type":"text","type":"image","text":"a"}]}'),
+			entry('{"role":"user","content":[{"type":"t\\u0065xt","text":"a"}]}'),
+			entry('{"role":"user","content":[{"type":"text","t\\u0065xt":"a"}]}'),
+			entry('{"role":"user","content":[{"type":"text","text":5}]}'),
+			entry('{"role":"user","content":["text"]}'),
+			entry('{"role":"user","content":null}'),
+			entry('{"role":"user","content":{"text":"a"}}'),
+			entry('{"role":"user"}'),
+			entry('{"role":"user","content":"a","timestamp":true}'),
+			entry('{"role":"user","content":"a","timestamp":[1]}'),
+			entry('{"role":"user","content":"a"}', "5"),
+			`${entry('{"role":"user","content":"a"}').slice(0, -1)},"timestamp":"again"}`,
+			`${entry('{"role":"user","content":"a"}').slice(0, -1)},"message":{}}`,
+			entry('{"role":"user","content":"a\tb"}').replace("\\t", "\t"),
+			entry('{"role":"user","content":"a"'),
+		]) {
+			expect(fields(line), line).toBeNull();
+		}
+	});
+
+	it("gives what a full read gives, message for message (property)", async () => {
+		const block = fc.oneof(
+			fc.record({ type: fc.constant("text"), text: fc.string({ unit: "binary" }) }),
+			fc.record({ type: fc.constantFrom("thinking", "toolCall", "image", "text"), data: fc.jsonValue() }),
+			fc.record({ text: fc.string(), type: fc.constant("text") }),
+			fc.jsonValue(),
+		);
+		const message = fc.record(
+			{
+				role: fc.constantFrom("user", "assistant"),
+				content: fc.oneof(fc.string({ unit: "binary" }), fc.array(block, { maxLength: 4 }), fc.jsonValue()),
+				timestamp: fc.oneof(fc.integer(), fc.double(), fc.string(), fc.constant(null)),
+				usage: fc.jsonValue(),
+			},
+			{ requiredKeys: ["role"] },
+		);
+		await fc.assert(
+			fc.asyncProperty(fc.array(message, { maxLength: 4 }), fc.boolean(), async (messages, spaced) => {
+				const lines = [
+					JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" }),
+					...messages.map((m, i) =>
+						JSON.stringify(
+							{
+								type: "message",
+								id: `m${i}`,
+								parentId: null,
+								timestamp: `2025-01-0${(i % 9) + 1}T00:00:00Z`,
+								message: m,
+							},
+							null,
+							spaced ? 1 : undefined,
+						).replaceAll("\n", " "),
+					),
+				];
+				const { full, fast } = await both(encoder.encode(`${lines.join("\n")}\n`));
+				expect(fast).toEqual(full);
+			}),
+			{ numRuns: 300 },
+		);
 	});
 });
 
