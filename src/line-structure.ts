@@ -129,6 +129,23 @@ function shared(text: string): string {
 	return text;
 }
 
+/** Per slot of a shared value (kinds, roles, providers, models), the last few distinct values read. */
+const RECENT_VALUES = 4;
+const recentBySlot: string[][] = [];
+
+/**
+ * Whether `bytes[start, end)`, as the text of a JSON string, is `text`: only for bytes that are ASCII and
+ * no backslash, whose text is the bytes themselves (anything else is decoded).
+ */
+function isAsciiText(bytes: Uint8Array, start: number, end: number, text: string): boolean {
+	if (text.length !== end - start) return false;
+	for (let at = start; at < end; at++) {
+		const byte = bytes[at] as number;
+		if (byte >= 0x80 || byte === BACKSLASH || text.charCodeAt(at - start) !== byte) return false;
+	}
+	return true;
+}
+
 /** The id of the last entry walked: the next one's parent, in a linear session, so its string is shared. */
 let lastId: unknown;
 
@@ -256,7 +273,15 @@ function walk(bytes: Uint8Array): Walked | undefined {
  */
 function stringValue(bytes: Uint8Array, open: number, close: number, slot: number): unknown {
 	if (slot === SUMMARY) return close > open + 1 ? "~" : ""; // not empty: its text is a body
+	// Most values are one seen just before: compared as bytes, they need no decoding.
+	if (slot === PARENT_ID && typeof lastId === "string" && isAsciiText(bytes, open + 1, close, lastId)) return lastId;
+	const recent = slot >= TOP_NAMES.length || slot === TYPE ? recentBySlot[slot] : undefined;
+	if (recent) for (const text of recent) if (isAsciiText(bytes, open + 1, close, text)) return text;
 	const value = stringAt(bytes, open, close);
+	if (recent && typeof value === "string") {
+		if (recent.length === RECENT_VALUES) recent.pop();
+		recent.unshift(shared(value));
+	}
 	if ((slot >= TOP_NAMES.length || slot === TYPE) && typeof value === "string") return shared(value);
 	return slot === PARENT_ID && value === lastId ? lastId : value;
 }
@@ -341,6 +366,7 @@ function wasmLineWalk(): WasmLineWalk | undefined {
 
 /** The names of the walk's slots: the entry's keys, then the message's. */
 const SLOT_NAMES = [...TOP_NAMES, ...MESSAGE_NAMES];
+for (let slot = 0; slot < SLOT_NAMES.length; slot++) if (slot === TYPE || slot >= TOP_NAMES.length) recentBySlot[slot] = [];
 
 /** The structural values of a line from the spans the WebAssembly walk left. */
 function walkedOfSpans(bytes: Uint8Array, { kinds, starts, ends }: WalkedSpans): Walked {

@@ -115,6 +115,7 @@ type AnyOperation = (...args: unknown[]) => unknown;
 export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 	let step = task.next();
 	let sliceStart = Date.now();
+	const readAhead = new ReadAhead(storage);
 	while (!step.done) {
 		// A storage that answers without real I/O (in memory) never lets the event loop run: give it a turn
 		// now and then, so that messages (an abort, a progress reply) and timers get through.
@@ -125,7 +126,9 @@ export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 		const { op, args } = step.value;
 		let result: unknown;
 		try {
-			result = await (storage[op] as AnyOperation)(...args);
+			result = await (op === "readRange"
+				? readAhead.read(...args)
+				: readAhead.other(storage[op] as AnyOperation, args));
 		} catch (error) {
 			step = task.throw(error);
 			continue;
@@ -133,6 +136,49 @@ export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 		step = task.next(result);
 	}
 	return step.value;
+}
+
+/** Reads of at least this many bytes, one right after another, are read ahead. */
+const READ_AHEAD_MIN_BYTES = 256 << 10;
+
+/**
+ * Sequential reads overlapped with the work between them: when a task reads a file range by range (the
+ * second read starting where the first ended, each at least `READ_AHEAD_MIN_BYTES` and answered in full),
+ * the next range of the same size is asked for at once, and handed over if that is what the task asks
+ * for next. Any other operation drops it (it is only ever a read, so dropping it changes nothing).
+ */
+class ReadAhead {
+	readonly #storage: Storage;
+	#last: { path: string; end: number } | undefined;
+	#ahead: { path: string; start: number; end: number; bytes: Promise<Uint8Array> } | undefined;
+
+	constructor(storage: Storage) {
+		this.#storage = storage;
+	}
+
+	async read(...[path, start, end]: Args<"readRange">): Promise<Uint8Array> {
+		const ahead = this.#ahead;
+		this.#ahead = undefined;
+		const bytes =
+			ahead && ahead.path === path && ahead.start === start && ahead.end === end
+				? await ahead.bytes.catch(() => this.#storage.readRange(path, start, end)) // its failure is not reported: asked again
+				: await this.#storage.readRange(path, start, end);
+		const sequential = this.#last?.path === path && this.#last.end === start;
+		this.#last = { path, end };
+		const length = end - start;
+		if (sequential && length >= READ_AHEAD_MIN_BYTES && bytes.length === length) {
+			const next = this.#storage.readRange(path, end, end + length);
+			next.catch(() => {}); // never reported: the read is asked again when it is wanted
+			this.#ahead = { path, start: end, end: end + length, bytes: next };
+		}
+		return bytes;
+	}
+
+	other(operation: AnyOperation, args: unknown[]): unknown {
+		this.#ahead = undefined;
+		this.#last = undefined;
+		return operation(...args);
+	}
 }
 
 /** Longest stretch of work `runTask` does without letting the event loop run. */

@@ -1,0 +1,128 @@
+/**
+ * `runTask` reads ahead: a task reading a file range after range gets each next range asked for while it
+ * works on the last, and the same bytes as without; anything else it does drops the read ahead, and a read
+ * ahead that failed is asked again rather than reported.
+ */
+import { describe, expect, it } from "vitest";
+import { createMemoryStorage } from "../adapters/zenfs.ts";
+import { readSessionFile } from "../src/load.ts";
+import { io, runTask, type Storage, type Task } from "../src/storage.ts";
+
+const MiB = 1 << 20;
+
+/** The storage with every readRange logged (and, when `fail` says so, failed) before it answers. */
+function spied(storage: Storage, fail: (start: number) => boolean = () => false) {
+	const reads: string[] = [];
+	const spy: Storage = {
+		...storage,
+		readRange: async (path, start, end) => {
+			reads.push(`${start / MiB}-${end / MiB}`);
+			if (fail(start)) throw new Error(`injected failure at ${start}`);
+			return storage.readRange(path, start, end);
+		},
+	};
+	return { spy, reads };
+}
+
+async function fileOf(size: number): Promise<{ storage: Storage; bytes: Uint8Array }> {
+	const storage = await createMemoryStorage();
+	const bytes = new Uint8Array(size);
+	for (let index = 0; index < size; index++) bytes[index] = (index * 7) & 0xff;
+	await storage.mkdir("/d");
+	await storage.append("/d/f", bytes, false);
+	return { storage, bytes };
+}
+
+function* readAll(
+	path: string,
+	chunk: number,
+	between?: () => Task<unknown>,
+	asked: string[] = [],
+): Task<Uint8Array[]> {
+	const parts: Uint8Array[] = [];
+	for (let offset = 0; ; offset += chunk) {
+		asked.push(`asked ${offset / MiB}-${(offset + chunk) / MiB}`);
+		const part = yield* io("readRange", path, offset, offset + chunk);
+		parts.push(part);
+		if (between) yield* between();
+		if (part.length < chunk) return parts;
+	}
+}
+
+describe("reading ahead", () => {
+	it("asks for the next range while the task works, and hands over the same bytes", async () => {
+		const { storage, bytes } = await fileOf(4 * MiB + 5);
+		const { spy, reads } = spied(storage);
+		const parts = await runTask(readAll("/d/f", MiB, undefined, reads), spy);
+		expect(Buffer.compare(Buffer.concat(parts), bytes)).toBe(0);
+		// From the second read on, each next range is read before the task asks for it, and only once.
+		expect(reads).toEqual([
+			"asked 0-1",
+			"0-1",
+			"asked 1-2",
+			"1-2",
+			"2-3",
+			"asked 2-3",
+			"3-4",
+			"asked 3-4",
+			"4-5",
+			"asked 4-5",
+		]);
+	});
+
+	it("is dropped by any other operation, and not started for small or scattered reads", async () => {
+		const { storage } = await fileOf(4 * MiB);
+		const withStat = spied(storage);
+		await runTask(
+			readAll("/d/f", MiB, () => io("stat", "/d/f")),
+			withStat.spy,
+		);
+		expect(withStat.reads).toEqual(["0-1", "1-2", "2-3", "3-4", "4-5"]);
+		const small = spied(storage);
+		await runTask(readAll("/d/f", 64 << 10), small.spy);
+		expect(small.reads.length).toBe(65); // each asked for once, none ahead of time
+		const scattered = spied(storage);
+		await runTask(
+			(function* () {
+				yield* io("readRange", "/d/f", 0, MiB);
+				yield* io("readRange", "/d/f", 2 * MiB, 3 * MiB);
+				yield* io("readRange", "/d/f", MiB, 2 * MiB);
+			})(),
+			scattered.spy,
+		);
+		expect(scattered.reads).toEqual(["0-1", "2-3", "1-2"]);
+	});
+
+	it("asks again for a range whose read ahead failed, and reports a failure only when asked", async () => {
+		const { storage, bytes } = await fileOf(3 * MiB);
+		let failures = 0;
+		const { spy, reads } = spied(storage, (start) => start === 2 * MiB && failures++ === 0);
+		const parts = await runTask(readAll("/d/f", MiB), spy);
+		expect(Buffer.compare(Buffer.concat(parts), bytes)).toBe(0);
+		expect(reads).toEqual(["0-1", "1-2", "2-3", "2-3", "3-4"]);
+		const always = spied(storage, (start) => start === 2 * MiB);
+		await expect(runTask(readAll("/d/f", MiB), always.spy)).rejects.toThrow("injected failure at 2097152");
+	});
+
+	it("serves a whole-file read of a session", async () => {
+		const storage = await createMemoryStorage();
+		await storage.mkdir("/s");
+		const header = { type: "session", version: 3, id: "h", timestamp: "t", cwd: "/p" };
+		const lines = [JSON.stringify(header)];
+		for (let index = 0; index < 3000; index++)
+			lines.push(
+				JSON.stringify({
+					type: "message",
+					id: `e${index}`,
+					parentId: index ? `e${index - 1}` : null,
+					timestamp: "t",
+					message: { role: "user", content: "x".repeat(1000), timestamp: index },
+				}),
+			);
+		await storage.append("/s/a.jsonl", new TextEncoder().encode(`${lines.join("\n")}\n`), false);
+		const { spy, reads } = spied(storage);
+		const read = await runTask(readSessionFile("/s/a.jsonl", { load: "lazy", index: true }), spy);
+		expect(read.tree?.size).toBe(3000);
+		expect(new Set(reads).size).toBe(reads.length);
+	});
+});
