@@ -6,11 +6,11 @@
  */
 import type { FileEntry, SessionHeader } from "./entries.ts";
 import { type CatalogRow, type LoadedCatalog, loadCatalog, saveCatalog } from "./listing-catalog.ts";
-import { listFile } from "./listing-file.ts";
+import { type FileListing, listFile, listingFromRow } from "./listing-file.ts";
 import { emptyListingState, foldRecord, listingInfo, type SessionInfo, startSession } from "./listing-summary.ts";
 import { HeaderTooLongError, readSessionFile, readSessionHeader } from "./load.ts";
 import { joinPath, sessionIdOfFileName, validateSessionId } from "./paths.ts";
-import { io, runTask, type Storage, type Task } from "./storage.ts";
+import { type FileStat, io, runTask, type Storage, type Task } from "./storage.ts";
 
 export type { SessionInfo };
 
@@ -142,6 +142,25 @@ export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<Sessi
 	}
 }
 
+/** `stat`s taken at once in a listing with a catalog. */
+const STATS_AT_ONCE = 32;
+
+/** A function that runs the work given to it with at most `limit` at once. */
+function limiter(limit: number): <R>(work: () => Promise<R>) => Promise<R> {
+	let running = 0;
+	const waiting: (() => void)[] = [];
+	return async (work) => {
+		while (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+		running++;
+		try {
+			return await work();
+		} finally {
+			running--;
+			waiting.shift()?.();
+		}
+	};
+}
+
 /** Run tasks with at most `limit` at once; results in input order. */
 async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
 	const results = new Array<R>(items.length);
@@ -179,10 +198,20 @@ async function listFiles(
 	let changed = false;
 	const found: SessionInfo[] = [];
 	let loaded = 0;
-	const infos = await pool(files, Math.max(1, Math.floor(options.concurrency ?? 8) || 8), async (path) => {
+	const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8) || 8);
+	const reading = limiter(concurrency);
+	// With a catalog most files need only their `stat`: many at once, and only `concurrency` of them read.
+	const infos = await pool(files, catalog ? Math.max(concurrency, STATS_AT_ONCE) : concurrency, async (path) => {
 		options.signal?.throwIfAborted();
 		const previous = catalog?.rows.get(path);
-		const { info, row } = await runTask(listFile(path, previous, textLimit, options.signal), storage);
+		let listing: FileListing | undefined;
+		let stat: FileStat | null | undefined;
+		if (previous) {
+			stat = await storage.stat(path).catch(() => null);
+			if (stat) listing = listingFromRow(path, stat, previous, textLimit);
+		}
+		listing ??= await reading(() => runTask(listFile(path, previous, textLimit, options.signal, stat), storage));
+		const { info, row } = listing;
 		if (row) rows.push(row);
 		if (row !== previous) changed = true;
 		loaded++;

@@ -159,11 +159,43 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 /** For bytes known to be UTF-8 (V8's fatal decoder is no faster, and this one never throws). */
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** The catalog file's bytes (the rows only: their texts are in the texts file). */
-export function encodeCatalog(rows: Iterable<StoredRow>): Uint8Array[] {
+/** Size and modification time of a file, as `stat` gave them. */
+export interface FileVersion {
+	size: number;
+	mtimeMs: number;
+}
+
+/**
+ * The catalog file's bytes (the rows only: their texts are in the texts file). `texts`: the texts file as
+ * this writer left it, knowing every text there to be where its row says (a listing that finds the texts
+ * file so need not hash the texts again); unset when it does not know.
+ */
+export function encodeCatalog(rows: Iterable<StoredRow>, texts?: FileVersion): Uint8Array[] {
 	const body = encoder.encode(JSON.stringify([...rows]));
-	const header = { format: FORMAT, version: LISTING_CATALOG_VERSION, length: body.length, checksum: hashBytes(body) };
+	const header: { [field: string]: unknown } = {
+		format: FORMAT,
+		version: LISTING_CATALOG_VERSION,
+		length: body.length,
+		checksum: hashBytes(body),
+	};
+	if (texts) header.texts = { size: texts.size, mtimeMs: texts.mtimeMs };
 	return [encoder.encode(`${JSON.stringify(header)}\n`), body];
+}
+
+function isFileVersion(value: unknown): value is FileVersion {
+	const version = value as FileVersion | null | undefined;
+	return typeof version?.size === "number" && typeof version.mtimeMs === "number";
+}
+
+/** The texts file version a catalog file's header vouches for, if any. */
+function textsVersionOf(bytes: Uint8Array): FileVersion | undefined {
+	try {
+		const newline = bytes.indexOf(0x0a);
+		const texts = JSON.parse(decoder.decode(bytes.subarray(0, newline))).texts;
+		return isFileVersion(texts) ? texts : undefined;
+	} catch {
+		return undefined;
+	}
 }
 
 /** The stored rows of a catalog file's bytes, by path; `null` if it is not a whole, sound catalog of this version. */
@@ -195,18 +227,20 @@ export interface LoadedCatalog {
 	/** The stored form of each row of `rows`: a row kept as it was is written again without its texts. */
 	storedOf: Map<CatalogRow, StoredRow>;
 	/** Size and modification time of the file read; `null` when there was none (or it could not be read). */
-	version: { size: number; mtimeMs: number } | null;
+	version: FileVersion | null;
+	/** The texts file version its header vouches for. */
+	texts?: FileVersion;
 }
 
 /**
  * The text `ref` names in `texts` (the texts file's bytes from `from`): `undefined` if it is not there
  * whole and sound, else how to decode it (when first asked: its hash is checked now).
  */
-function textAt(texts: Uint8Array, from: number, ref: TextRef): (() => string) | undefined {
+function textAt(texts: Uint8Array, from: number, ref: TextRef, trusted: boolean): (() => string) | undefined {
 	const start = ref.at - from;
 	if (start < 0 || start + ref.bytes > texts.length) return undefined;
 	const bytes = texts.subarray(start, start + ref.bytes);
-	if (hashText(bytes) !== ref.hash) return undefined;
+	if (!trusted && hashText(bytes) !== ref.hash) return undefined;
 	if (!ref.json) return () => lenient.decode(bytes); // sound UTF-8: this catalog's encoder wrote it
 	try {
 		const parsed: unknown = JSON.parse(decoder.decode(bytes));
@@ -217,15 +251,15 @@ function textAt(texts: Uint8Array, from: number, ref: TextRef): (() => string) |
 }
 
 /** The row of a stored row whose texts are in `texts`, or `undefined` when one of them is not sound. */
-function resolveRow(stored: StoredRow, texts: Uint8Array, from: number): CatalogRow | undefined {
-	const text = textAt(texts, from, stored.text);
+function resolveRow(stored: StoredRow, texts: Uint8Array, from: number, trusted: boolean): CatalogRow | undefined {
+	const text = textAt(texts, from, stored.text, trusted);
 	if (text === undefined) return undefined;
 	const { text: _text, finalText, state: storedState, final: storedFinal, ...fields } = stored;
 	const state = { ...storedState, text: "" };
 	setLazyText(state, text);
 	const row: CatalogRow = { ...fields, state };
 	if (storedFinal && finalText) {
-		const last = textAt(texts, from, finalText);
+		const last = textAt(texts, from, finalText, trusted);
 		if (last === undefined) return undefined;
 		const final = { ...storedFinal, text: "" };
 		setLazyText(final, last);
@@ -234,13 +268,14 @@ function resolveRow(stored: StoredRow, texts: Uint8Array, from: number): Catalog
 	return row;
 }
 
-function* readCatalogFile(path: string): Task<Pick<LoadedCatalog, "stored" | "version">> {
+function* readCatalogFile(path: string): Task<Pick<LoadedCatalog, "stored" | "version" | "texts">> {
 	try {
 		const stat = yield* io("stat", path);
 		if (!stat?.isFile) return { stored: new Map(), version: null };
 		const bytes = yield* io("readRange", path, 0, stat.size + 1);
 		const stored = bytes.length === stat.size ? decodeCatalog(bytes) : null;
-		return { stored: stored ?? new Map(), version: { size: stat.size, mtimeMs: stat.mtimeMs } };
+		const version = { size: stat.size, mtimeMs: stat.mtimeMs };
+		return stored ? { stored, version, texts: textsVersionOf(bytes) } : { stored: new Map(), version };
 	} catch {
 		return { stored: new Map(), version: null };
 	}
@@ -251,7 +286,7 @@ function* readCatalogFile(path: string): Task<Pick<LoadedCatalog, "stored" | "ve
  * `wanted` accepts (every row by default) are read from the texts file, with one ranged read.
  */
 export function* loadCatalog(path: string, wanted: (path: string) => boolean = () => true): Task<LoadedCatalog> {
-	const { stored, version } = yield* readCatalogFile(path);
+	const { stored, version, texts: vouched } = yield* readCatalogFile(path);
 	const rows = new Map<string, CatalogRow>();
 	const storedOf = new Map<CatalogRow, StoredRow>();
 	const asked = [...stored.values()].filter((row) => wanted(row.path));
@@ -265,19 +300,23 @@ export function* loadCatalog(path: string, wanted: (path: string) => boolean = (
 	}
 	if (asked.length > 0) {
 		let texts: Uint8Array | undefined;
+		let trusted = false;
 		try {
+			// The texts file its writer vouched for, unchanged since: its texts need no hashing.
+			const stat = vouched && (yield* io("stat", textsPathOf(path)));
+			trusted = !!stat && !!vouched && stat.size === vouched.size && stat.mtimeMs === vouched.mtimeMs;
 			texts = yield* io("readRange", textsPathOf(path), from, to);
 		} catch {
 			// No texts file: no row can be used.
 		}
 		for (const storedRow of texts ? asked : []) {
-			const row = resolveRow(storedRow, texts as Uint8Array, from);
+			const row = resolveRow(storedRow, texts as Uint8Array, from, trusted);
 			if (!row) continue;
 			rows.set(row.path, row);
 			storedOf.set(row, storedRow);
 		}
 	}
-	return { rows, stored, storedOf, version };
+	return { rows, stored, storedOf, version, texts: vouched };
 }
 
 /** Bytes of padding that bring `at` to a multiple of 4. */
@@ -372,16 +411,25 @@ export function* saveCatalog(
 			else fresh.push(row);
 		}
 		const textsPath = textsPathOf(path);
-		const textsSize = (yield* io("stat", textsPath))?.size ?? null;
+		const textsStat = yield* io("stat", textsPath);
+		const textsSize = textsStat?.isFile ? textsStat.size : null;
 		const appendAt = textsSize ?? 0;
 		const appended = new TextWriter(appendAt);
 		const rows = fresh.map((row) => storeRow(row, appended));
 		let live = appended.length;
 		for (const row of kept) for (const ref of refsOf(row)) live += spanOf(ref);
 		yield* io("mkdir", dirname(path));
+		/** The texts file as we leave it, if every text we name in it is surely where we say. */
+		let vouch: FileVersion | undefined;
 		if (textsSize !== null && appendAt + appended.length <= 2 * live + SLACK_BYTES) {
-			if (fresh.length > 0) yield* io("append", textsPath, concat(appended.chunks, appended.length), false);
+			const bytes = concat(appended.chunks, appended.length);
+			if (fresh.length > 0) yield* io("append", textsPath, bytes, false);
 			rows.push(...kept);
+			// The texts of the rows kept are where they say if the file is still the one vouched for when they
+			// were read (it only grew since); ours, if they read back where we say.
+			const wasVouched =
+				unchanged && loaded.texts?.size === textsStat?.size && loaded.texts?.mtimeMs === textsStat?.mtimeMs;
+			if (kept.length === 0 || wasVouched) vouch = yield* confirmed(textsPath, appendAt, [bytes]);
 		} else {
 			// Written again: the texts of the rows kept (those still sound), then the new ones.
 			const old = textsSize ? yield* io("readRange", textsPath, 0, textsSize) : new Uint8Array(0);
@@ -395,11 +443,30 @@ export function* saveCatalog(
 			yield* io("replace", textsPath, writer.chunks);
 			rows.length = 0;
 			rows.push(...again);
+			vouch = yield* confirmed(textsPath, 0, writer.chunks);
 		}
-		yield* io("replace", path, encodeCatalog(rows));
+		yield* io("replace", path, encodeCatalog(rows, vouch));
 	} catch {
 		// A read-only or full storage: the next listing reads the files again.
 	}
+}
+
+/**
+ * The version of the texts file if the bytes at `at` are `chunks` (read back: another listing may have
+ * appended to it, or replaced it, at the same time) and it did not change while they were compared.
+ */
+function* confirmed(path: string, at: number, chunks: readonly Uint8Array[]): Task<FileVersion | undefined> {
+	const before = yield* io("stat", path);
+	const length = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+	const bytes = yield* io("readRange", path, at, at + length);
+	if (!before || bytes.length !== length) return undefined;
+	let offset = 0;
+	for (const chunk of chunks) {
+		for (let i = 0; i < chunk.length; i++) if (bytes[offset + i] !== chunk[i]) return undefined;
+		offset += chunk.length;
+	}
+	const after = yield* io("stat", path);
+	return after && after.size === before.size && after.mtimeMs === before.mtimeMs ? after : undefined;
 }
 
 /** A stored row with its texts copied from `old` (the whole texts file) to `writer`; `undefined` if one is not sound. */

@@ -8,7 +8,7 @@ import type { CatalogRow } from "./listing-catalog.ts";
 import { hashBytes } from "./listing-hash.ts";
 import { scanListing, TAIL_CHECK_BYTES } from "./listing-scan.ts";
 import { emptyListingState, type ListingState, listingInfo, type SessionInfo } from "./listing-summary.ts";
-import { io, type Task } from "./storage.ts";
+import { type FileStat, io, type Task } from "./storage.ts";
 
 /** A file's listing: its `SessionInfo` (or `null`: no session) and the catalog row for it (none to keep). */
 export interface FileListing {
@@ -47,24 +47,38 @@ function* startOf(path: string, size: number, row: CatalogRow | undefined, limit
 }
 
 /**
+ * The listing of a file from its row alone, when the row is of the file as `stat` found it (same size and
+ * modification time) and holds the text asked for; `undefined` when the file must be read.
+ */
+export function listingFromRow(
+	path: string,
+	stat: FileStat,
+	row: CatalogRow | undefined,
+	textLimit: number | undefined,
+): FileListing | undefined {
+	const known = row?.final ?? row?.state;
+	if (!row || !known || stat.isDirectory || row.size !== stat.size || row.mtimeMs !== stat.mtimeMs) return undefined;
+	return textServes(known, row.textLimit, textLimit)
+		? { info: listingInfo(path, known, stat.mtimeMs, textLimit), row }
+		: undefined;
+}
+
+/**
  * The listing of `path`, using and renewing its catalog row. A file that cannot be read lists as no
- * session and gets no row; an abort rejects.
+ * session and gets no row; an abort rejects. `known`: the file's `stat`, when the caller has just taken it.
  */
 export function* listFile(
 	path: string,
 	row: CatalogRow | undefined,
 	textLimit: number | undefined,
 	signal?: AbortSignal,
+	known?: FileStat | null,
 ): Task<FileListing> {
 	try {
-		const stat = yield* io("stat", path);
+		const stat = known === undefined ? yield* io("stat", path) : known;
 		if (!stat || stat.isDirectory) return { info: null };
-		const known = row?.final ?? row?.state;
-		if (row && known && row.size === stat.size && row.mtimeMs === stat.mtimeMs) {
-			if (textServes(known, row.textLimit, textLimit)) {
-				return { info: listingInfo(path, known, stat.mtimeMs, textLimit), row };
-			}
-		}
+		const served = listingFromRow(path, stat, row, textLimit);
+		if (served) return served;
 		const start = yield* startOf(path, stat.size, row, textLimit);
 		const scan = yield* scanListing(path, stat.size, start.state, start.offset, start.hash, start.textLimit, signal);
 		const info = listingInfo(path, scan.final, stat.mtimeMs, textLimit);

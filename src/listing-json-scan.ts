@@ -48,20 +48,63 @@ function isHex(byte: number | undefined): boolean {
 /** Set by `stringEnd`: whether the string it skipped had an escape. */
 let stringHadEscape = false;
 
+/** The bytes being scanned as 32-bit words (`useWords`): the whole of their buffer, from its start. */
+let words: Int32Array<ArrayBufferLike> = new Int32Array(0);
+let wordsBuffer: ArrayBufferLike | null = null;
+/** Where the bytes being scanned start in their buffer. */
+let base = 0;
+
+/** Let `stringEnd` read `bytes` four at a time. */
+function useWords(bytes: Uint8Array): void {
+	if (bytes.buffer !== wordsBuffer || words.length !== bytes.buffer.byteLength >>> 2) {
+		wordsBuffer = bytes.buffer;
+		words = new Int32Array(bytes.buffer, 0, bytes.buffer.byteLength >>> 2);
+	}
+	base = bytes.byteOffset;
+}
+
 /**
  * The index just after the string whose body starts at `i`, or -1 when no valid string ends before `end`.
- * One byte at a time: pi's text is dense with escapes (a backslash every ~14 bytes in tool output), which
- * defeats skipping by words. Bytes of invalid UTF-8 stand for themselves: they read as U+FFFD.
+ * Four bytes at a time (one word test says whether any is a quote, a backslash or a control character,
+ * and which comes first), since most of a session's bytes are in strings, where tool output has a quote
+ * or a backslash every ten bytes or so. Bytes of invalid UTF-8 stand for themselves: they read as U+FFFD.
+ * `useWords` must have been called with `bytes`.
  */
 function stringEnd(bytes: Uint8Array, i: number, end: number): number {
 	stringHadEscape = false;
-	while (i < end) {
-		const byte = bytes[i] as number;
-		// Literals, not the named constants: a bundler turns those into `var`s, which this loop would load each time.
-		if (byte > 0x5c || (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c)) {
-			i++;
-			continue;
+	// The last place a word can be read from (the view holds whole words only).
+	const last = Math.min(base + end, words.length << 2) - 4;
+	let at = base + i;
+	for (;;) {
+		if (at <= last) {
+			const w = at >>> 2;
+			const shift = (at & 3) << 3;
+			// The four bytes from `at`, the first in the low byte (two aligned words joined when `at` is not).
+			const x =
+				shift === 0
+					? (words[w] as number)
+					: ((words[w] as number) >>> shift) | ((words[w + 1] as number) << (32 - shift));
+			const quote = x ^ 0x22222222;
+			const backslash = x ^ 0x5c5c5c5c;
+			// The high bit of each byte below 0x20 or equal to 0x22 or 0x5c (and maybe of bytes after the first such).
+			const special =
+				(((x - 0x20202020) & ~x) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) &
+				0x80808080;
+			if (special === 0) {
+				at += 4;
+				continue;
+			}
+			at += (31 - Math.clz32(special & -special)) >>> 3;
+		} else {
+			if (at >= base + end) return -1;
+			const byte = bytes[at - base] as number;
+			if (byte > 0x5c || (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c)) {
+				at++;
+				continue;
+			}
 		}
+		i = at - base;
+		const byte = bytes[i] as number;
 		if (byte === 0x22) return i + 1;
 		if (byte !== 0x5c) return -1; // a control character
 		stringHadEscape = true;
@@ -69,7 +112,7 @@ function stringEnd(bytes: Uint8Array, i: number, end: number): number {
 		if (escaped === 0x75) {
 			if (i + 6 > end) return -1;
 			for (let k = i + 2; k < i + 6; k++) if (!isHex(bytes[k])) return -1;
-			i += 6;
+			at += 6;
 		} else if (
 			escaped === QUOTE ||
 			escaped === BACKSLASH ||
@@ -80,12 +123,11 @@ function stringEnd(bytes: Uint8Array, i: number, end: number): number {
 			escaped === 0x72 ||
 			escaped === 0x74
 		) {
-			i += 2;
+			at += 2;
 		} else {
 			return -1;
 		}
 	}
-	return -1;
 }
 
 /** The index just after the number at `i`, or -1. */
@@ -147,6 +189,7 @@ export function isPlainEntryJson(bytes: Uint8Array, start: number, end: number):
 	let roles = 0;
 	/** The key just read is the entry's `message`. */
 	let messageKey = false;
+	useWords(bytes);
 	let i = start;
 	while (i < end && isWhitespace(bytes[i] as number)) i++;
 	if (i >= end || bytes[i] !== OPEN_BRACE) return false;
@@ -269,6 +312,7 @@ export function messageFields(bytes: Uint8Array, start: number, end: number): Me
 	let blocks: (StringSpan | null)[] | null = null;
 	let blockIsText = false;
 	let blockText: StringSpan | null = null;
+	useWords(bytes);
 	let i = start;
 	while (i < end && isWhitespace(bytes[i] as number)) i++;
 	if (i >= end || bytes[i] !== OPEN_BRACE) return null;
