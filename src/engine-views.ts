@@ -2,13 +2,8 @@
  * The engine's cheap views of a session's tree: the outline of a navigator, and pages of a model context.
  * @module
  */
-import {
-	contextEntriesOfPath,
-	contextMessageCount,
-	contextMessagesAt,
-	getSessionContextSettings,
-	latestEdits,
-} from "./context.ts";
+import { contextMessageCount, contextMessagesAt } from "./context.ts";
+import { contextEntriesOfWalk } from "./context-walk.ts";
 import type { AgentMessage, ContextEditEntry, ModelRef, SessionEntry } from "./entries.ts";
 import type { SessionTree } from "./tree.ts";
 
@@ -103,7 +98,9 @@ export function pageRange(page: ContextPageRequest, total: number): { offset: nu
  */
 /** What `planPage` finds: see there. */
 export interface PagePlan {
-	path: SessionEntry[];
+	/** The settings at the leaf. */
+	thinkingLevel: string;
+	model: ModelRef | null;
 	entries: SessionEntry[];
 	edits: Map<string, ContextEditEntry>;
 	total: number;
@@ -115,9 +112,10 @@ export interface PagePlan {
 }
 
 export function planPage(tree: SessionTree, page: ContextPageRequest): PagePlan {
-	const path = tree.structureOfPath(page.leafId);
-	const entries = contextEntriesOfPath(path);
-	const edits = latestEdits(entries);
+	// Read back from the leaf: a deep leaf's page costs its context, not the depth of the path.
+	const walk = tree.contextWalk(page.leafId);
+	const entries = contextEntriesOfWalk(walk);
+	const edits = walk.edits ?? new Map<string, ContextEditEntry>();
 	const counts = entries.map((entry, index) => contextMessageCount(entry, index, edits.get(entry.id)));
 	const total = counts.reduce((sum, count) => sum + count, 0);
 	const { offset, end } = pageRange(page, total);
@@ -126,7 +124,8 @@ export function planPage(tree: SessionTree, page: ContextPageRequest): PagePlan 
 	while (first < entries.length && before + (counts[first] as number) <= offset) before += counts[first++] as number;
 	let last = first;
 	for (let position = before; last < entries.length && position < end; last++) position += counts[last] as number;
-	return { path, entries, edits, total, offset, end, first, last, before };
+	const { thinkingLevel, model } = walk;
+	return { thinkingLevel, model, entries, edits, total, offset, end, first, last, before };
 }
 
 /** The entries a page of the context needs whole: those holding its messages, and their edits. */
@@ -144,7 +143,7 @@ export function contextPageNeeds({ entries, edits, first, last }: PagePlan): Ses
  * alone (`contextPageNeeds`, decoded first in a lazily read tree), so the last page of a huge session is cheap.
  */
 export function contextPage(tree: SessionTree, plan: PagePlan): ContextPage {
-	const { path, entries, edits, total, offset, end, first, last, before } = plan;
+	const { thinkingLevel, model, entries, edits, total, offset, end, first, last, before } = plan;
 	const messages: AgentMessage[] = [];
 	const entryIds: string[] = [];
 	let position = before;
@@ -159,5 +158,5 @@ export function contextPage(tree: SessionTree, plan: PagePlan): ContextPage {
 			position++;
 		}
 	}
-	return { messages, entryIds, total, offset, ...getSessionContextSettings(path) };
+	return { messages, entryIds, total, offset, thinkingLevel, model };
 }

@@ -198,27 +198,28 @@ export class SessionTree {
 	/** The model context at `leafId` (default: the current leaf). */
 	buildSessionContext(leafId?: string | null): SessionContext {
 		if (this.#bodies) return contextOfPath(this.structureOfPath(leafId), this.#whole);
-		return contextOfWalk(this.#walkContext(leafId));
+		return contextOfWalk(this.contextWalk(leafId));
 	}
 
 	/** The context at `leafId` (default: the current leaf) with the entry each message came from. */
 	buildSessionProjection(leafId?: string | null): SessionProjection {
 		if (this.#bodies) return projectionOfPath(this.structureOfPath(leafId), this.#whole);
-		return projectionOfWalk(this.#walkContext(leafId));
+		return projectionOfWalk(this.contextWalk(leafId));
 	}
 
 	/** The entries in context at `leafId` (default: the current leaf), every kind included. */
 	buildContextEntries(leafId?: string | null): SessionEntry[] {
 		if (this.#bodies) return this.#wholeOf(contextEntriesOfPath(this.structureOfPath(leafId)));
-		return contextEntriesOfWalk(this.#walkContext(leafId));
+		return contextEntriesOfWalk(this.contextWalk(leafId));
 	}
 
 	/**
-	 * A whole tree's context read back from the leaf (context-walk.ts), the path never built: as `structureOfPath`,
-	 * `null`, a reset leaf or an unknown id is the empty path. A lazily read tree builds the path instead, whose
-	 * structure says which entries to decode first (session-reads.ts).
+	 * The context at `leafId` read back from the leaf (context-walk.ts), the path never built: as
+	 * `structureOfPath`, `null`, a reset leaf or an unknown id is the empty path. It reads the entries as the
+	 * tree holds them (of a lazily read tree, their structure, which is all the walk looks at), so the whole
+	 * context is built from it only for a whole tree; a lazy one plans pages with it (engine-views.ts).
 	 */
-	#walkContext(leafId: string | null | undefined): ContextWalk {
+	contextWalk(leafId?: string | null): ContextWalk {
 		const nodes = this.#index.nodes;
 		const leaf = leafId === null ? null : leafId === undefined ? this.#index.leaf : (nodes.get(leafId) ?? null);
 		return walkContext(leaf, (id) => nodes.get(id));
