@@ -17,6 +17,12 @@ export interface IndexNode {
 }
 
 /**
+ * The children of every node that has none, one array for all (most nodes of a long session are leaves of
+ * a linear run until their child comes): frozen, so a push into it fails loudly. A first child gets its own.
+ */
+const NO_CHILDREN = Object.freeze([]) as unknown as IndexNode[];
+
+/**
  * Plain fields, read and written directly by `SessionTree` and the loader: this class is internal, and the
  * append and load paths stay free of accessors.
  */
@@ -35,7 +41,7 @@ export class TreeIndex {
 
 	/** Index an entry (already in `entries`) under `parent`; it becomes the leaf. */
 	link(entry: SessionEntry, parent: IndexNode | null): void {
-		const node: IndexNode = { entry, parent, children: [], depth: parent ? parent.depth + 1 : 0 };
+		const node: IndexNode = { entry, parent, children: NO_CHILDREN, depth: parent ? parent.depth + 1 : 0 };
 		this.nodes.set(entry.id, node);
 		// Most entries have one child: an array made for it holds one slot, where a push would reserve 17.
 		if (parent) {
