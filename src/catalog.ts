@@ -210,7 +210,10 @@ async function listFiles(
 			stat = await storage.stat(path).catch(() => null);
 			if (stat) listing = listingFromRow(path, stat, previous, textLimit);
 		}
-		listing ??= await reading(() => runTask(listFile(path, previous, textLimit, options.signal, stat), storage));
+		const keepRow = catalog !== undefined;
+		listing ??= await reading(() =>
+			runTask(listFile(path, previous, textLimit, options.signal, stat, keepRow), storage),
+		);
 		const { info, row } = listing;
 		if (row) rows.push(row);
 		if (row !== previous) changed = true;

@@ -6,7 +6,7 @@
  *
  * Two files, so that a listing reads little and a change writes little:
  * - the catalog: a header line `{"format","version","length","checksum"}`, then `length` bytes of the rows
- *   as a JSON array, whose `hashBytes` is `checksum`; each row without its texts (`allMessagesText` is most
+ *   as a JSON array, whose `hashText` is `checksum`; each row without its texts (`allMessagesText` is most
  *   of a catalog's bytes), which it names instead as ranges of the texts file (`TextRef`). Small: written
  *   whole with `replace` (atomic), so two listings that write it at once each leave a whole file.
  * - the texts file beside it (`textsPathOf`): the UTF-8 texts of the rows, each starting on a 4-byte
@@ -16,9 +16,9 @@
  *   listing at the same time) drops its row alone: that file is read again.
  * @module
  */
-import { hashBytes, hashText } from "./listing-hash.ts";
+import { hashText } from "./listing-hash.ts";
 import { concat } from "./listing-scan.ts";
-import { type ListingState, setLazyText } from "./listing-summary.ts";
+import { isWellFormed, type ListingState, setLazyText, textBytesOf } from "./listing-summary.ts";
 import { dirname, joinPath } from "./paths.ts";
 import { io, type Task } from "./storage.ts";
 
@@ -33,7 +33,7 @@ export interface CatalogRow {
 	mtimeMs: number;
 	/** End of the last complete line (just after its line feed): `state` is the fold of the lines before it. */
 	consumed: number;
-	/** `hashBytes` of the up to `TAIL_CHECK_BYTES` bytes before `consumed`: the file only grew if they are unchanged. */
+	/** `hashText` of the up to `TAIL_CHECK_BYTES` bytes before `consumed`: the file only grew if they are unchanged. */
 	tailHash: string;
 	/** The limit the texts of `state` and `final` were cut at (`null`: none). */
 	textLimit: number | null;
@@ -176,7 +176,7 @@ export function encodeCatalog(rows: Iterable<StoredRow>, texts?: FileVersion): U
 		format: FORMAT,
 		version: LISTING_CATALOG_VERSION,
 		length: body.length,
-		checksum: hashBytes(body),
+		checksum: hashText(body),
 	};
 	if (texts) header.texts = { size: texts.size, mtimeMs: texts.mtimeMs };
 	return [encoder.encode(`${JSON.stringify(header)}\n`), body];
@@ -206,7 +206,7 @@ export function decodeCatalog(bytes: Uint8Array): Map<string, StoredRow> | null 
 		const header = JSON.parse(decoder.decode(bytes.subarray(0, newline)));
 		const body = bytes.subarray(newline + 1);
 		if (header?.format !== FORMAT || header.version !== LISTING_CATALOG_VERSION) return null;
-		if (header.length !== body.length || header.checksum !== hashBytes(body)) return null;
+		if (header.length !== body.length || header.checksum !== hashText(body)) return null;
 		const rows: unknown = JSON.parse(decoder.decode(body));
 		if (!Array.isArray(rows)) return null;
 		const byPath = new Map<string, StoredRow>();
@@ -326,8 +326,7 @@ function padOf(at: number): number {
 
 /** A text's bytes as the texts file keeps them, and whether they are its JSON. */
 function encodeText(text: string): { bytes: Uint8Array; json: boolean } {
-	const wellFormed = (text as { isWellFormed?: () => boolean }).isWellFormed?.() ?? !/\p{Cs}/u.test(text);
-	return wellFormed
+	return isWellFormed(text)
 		? { bytes: encoder.encode(text), json: false }
 		: { bytes: encoder.encode(JSON.stringify(text)), json: true };
 }
@@ -361,14 +360,26 @@ class TextWriter {
 
 /** The stored form of a row, its texts added to `writer`. */
 function storeRow(row: CatalogRow, writer: TextWriter): StoredRow {
-	const { text, ...state } = row.state;
-	const stored: StoredRow = { ...row, state, text: writer.add(text) };
+	const { state: _state, final: _final, ...fields } = row;
+	const stored: StoredRow = { ...fields, state: withoutText(row.state), text: storeText(row.state, writer) };
 	if (row.final) {
-		const { text: finalText, ...final } = row.final;
-		stored.final = final;
-		stored.finalText = writer.add(finalText);
-	} else delete stored.final;
+		stored.final = withoutText(row.final);
+		stored.finalText = storeText(row.final, writer);
+	}
 	return stored;
+}
+
+/** A state's fields but its text (which is not read: it may be held as bytes, not decoded yet). */
+function withoutText(state: ListingState): StoredState {
+	const fields: { [field: string]: unknown } = {};
+	for (const key of Object.keys(state)) if (key !== "text") fields[key] = state[key as keyof ListingState];
+	return fields as unknown as StoredState;
+}
+
+/** Add a state's text to `writer`: its bytes as the listing holds them, or the text encoded. */
+function storeText(state: ListingState, writer: TextWriter): TextRef {
+	const bytes = textBytesOf(state);
+	return bytes ? writer.addBytes(bytes, hashText(bytes), false) : writer.add(state.text);
 }
 
 function refsOf(row: StoredRow): TextRef[] {

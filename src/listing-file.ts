@@ -5,7 +5,7 @@
  * @module
  */
 import type { CatalogRow } from "./listing-catalog.ts";
-import { hashBytes } from "./listing-hash.ts";
+import { hashText } from "./listing-hash.ts";
 import { scanListing, TAIL_CHECK_BYTES } from "./listing-scan.ts";
 import { emptyListingState, type ListingState, listingInfo, type SessionInfo } from "./listing-summary.ts";
 import { type FileStat, io, type Task } from "./storage.ts";
@@ -37,7 +37,7 @@ function* startOf(path: string, size: number, row: CatalogRow | undefined, limit
 	if (row && size > row.size && textServes(row.state, row.textLimit, limit)) {
 		const checkStart = Math.max(0, row.consumed - TAIL_CHECK_BYTES);
 		const check = yield* io("readRange", path, checkStart, row.consumed);
-		if (check.length === row.consumed - checkStart && hashBytes(check) === row.tailHash) {
+		if (check.length === row.consumed - checkStart && hashText(check) === row.tailHash) {
 			// Text cut at the row's limit stays cut at it; a whole text may go on under the new one.
 			const textLimit = row.state.textCut ? (row.textLimit as number) : limit;
 			return { state: { ...row.state }, offset: row.consumed, hash: row.tailHash as string | undefined, textLimit };
@@ -66,6 +66,7 @@ export function listingFromRow(
 /**
  * The listing of `path`, using and renewing its catalog row. A file that cannot be read lists as no
  * session and gets no row; an abort rejects. `known`: the file's `stat`, when the caller has just taken it.
+ * `keepRow`: false when no catalog will keep the row (none is made).
  */
 export function* listFile(
 	path: string,
@@ -73,6 +74,7 @@ export function* listFile(
 	textLimit: number | undefined,
 	signal?: AbortSignal,
 	known?: FileStat | null,
+	keepRow = true,
 ): Task<FileListing> {
 	try {
 		const stat = known === undefined ? yield* io("stat", path) : known;
@@ -80,9 +82,10 @@ export function* listFile(
 		const served = listingFromRow(path, stat, row, textLimit);
 		if (served) return served;
 		const start = yield* startOf(path, stat.size, row, textLimit);
-		const scan = yield* scanListing(path, stat.size, start.state, start.offset, start.hash, start.textLimit, signal);
+		const { state, offset, hash } = start;
+		const scan = yield* scanListing(path, stat.size, state, offset, hash, start.textLimit, signal, keepRow);
 		const info = listingInfo(path, scan.final, stat.mtimeMs, textLimit);
-		if (!scan.complete || !isStorable(scan.final) || !isStorable(scan.state)) return { info };
+		if (!keepRow || !scan.complete || !isStorable(scan.final) || !isStorable(scan.state)) return { info };
 		const kept: CatalogRow = {
 			path,
 			size: stat.size,

@@ -4,10 +4,10 @@
  * which is how a grown file is read from where its catalog row stopped.
  * @module
  */
-import { hashBytes } from "./listing-hash.ts";
+import { hashText } from "./listing-hash.ts";
 import { type MessageFields, messageFields, type StringSpan } from "./listing-json-scan.ts";
 import { ASSISTANT_LINE, COUNT_LINE, lineKind, SKIP_LINE, USER_LINE } from "./listing-line-kind.ts";
-import { foldText, foldValue, type ListingState } from "./listing-summary.ts";
+import { foldTextPieces, foldValue, type ListingState, type TextPiece, trimTextBytes } from "./listing-summary.ts";
 import { io, type Task } from "./storage.ts";
 
 /** Bytes read per storage call. */
@@ -28,7 +28,7 @@ export interface ListingScan {
 	final: ListingState;
 	/** Every byte up to the size asked for was read, or the file is no session (the rest cannot matter). */
 	complete: boolean;
-	/** `hashBytes` of the `TAIL_CHECK_BYTES` bytes (fewer at the start) before `consumed`. */
+	/** `hashText` of the `TAIL_CHECK_BYTES` bytes (fewer at the start) before `consumed`. */
 	tailHash: string;
 }
 
@@ -62,15 +62,11 @@ function foldFields(
 	const activity = timestamp
 		? Number(String.fromCharCode(...bytes.subarray(timestamp[0], timestamp[1])))
 		: Date.parse(stringOf(bytes, fields.entryTimestamp));
-	let text: string;
-	if (Array.isArray(content)) {
-		text = "";
-		for (let k = 0; k < content.length; k++) {
-			const span = content[k] as StringSpan | null;
-			text += (k > 0 ? " " : "") + (span ? stringOf(bytes, span) : "");
-		}
-	} else text = stringOf(bytes, content);
-	foldText(state, role, activity, text, limit);
+	const spans = Array.isArray(content) ? content : [content];
+	const pieces: TextPiece[] = spans.map((span) =>
+		span === null ? "" : span.escaped ? stringOf(bytes, span) : [span.start + 1, span.end - 1],
+	);
+	foldTextPieces(state, role, activity, bytes, pieces, limit);
 }
 
 /** Fold one line (without its line feed), as the line splitter of a full read would give it. */
@@ -123,7 +119,8 @@ function heldBytes(chunks: readonly Uint8Array[], firstAt: number, start: number
 
 /**
  * Read `path` from `offset` (a line boundary; 0 for the whole file) up to `size`, folding into `state`
- * (changed in place). `offsetHash` is the tail hash at `offset`, when the caller knows it.
+ * (changed in place). `offsetHash` is the tail hash at `offset`, when the caller knows it. Without
+ * `withTailHash` (nothing will be kept of the scan) the tail hash is not computed: it is "".
  */
 export function* scanListing(
 	path: string,
@@ -133,6 +130,7 @@ export function* scanListing(
 	offsetHash: string | undefined,
 	textLimit: number | undefined,
 	signal?: AbortSignal,
+	withTailHash = true,
 ): Task<ListingScan> {
 	let pending: Uint8Array[] = [];
 	let pendingLength = 0;
@@ -171,16 +169,17 @@ export function* scanListing(
 		kept.push(chunk);
 		position += chunk.length;
 	}
+	trimTextBytes(state);
 	let final = state;
 	if (pendingLength > 0 && position >= size && state.phase !== "rejected") {
 		final = { ...state };
 		takeLine(final, concat(pending, pendingLength), 0, pendingLength, lineStart === 0, textLimit);
 	}
 	const checkStart = Math.max(0, lineStart - TAIL_CHECK_BYTES);
-	let tailHash = lineStart === offset ? offsetHash : undefined;
+	let tailHash = lineStart === offset ? offsetHash : withTailHash ? undefined : "";
 	if (tailHash === undefined) {
 		const held = heldBytes(kept, keptAt, checkStart, lineStart);
-		tailHash = hashBytes(held ?? (yield* io("readRange", path, checkStart, lineStart)));
+		tailHash = hashText(held ?? (yield* io("readRange", path, checkStart, lineStart)));
 	}
 	return {
 		state,

@@ -172,6 +172,111 @@ export function setLazyText(state: ListingState, decode: () => string): void {
 	});
 }
 
+const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
+const encoder = new TextEncoder();
+
+/** A session's text as UTF-8 bytes while its file is read (`appendTextBytes`): decoded when first read. */
+class TextBytes {
+	bytes = new Uint8Array(256);
+	length = 0;
+	/** Room for `more` bytes. */
+	reserve(more: number): void {
+		if (this.length + more <= this.bytes.length) return;
+		const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + more));
+		grown.set(this.bytes.subarray(0, this.length));
+		this.bytes = grown;
+	}
+	add(from: Uint8Array, start: number, end: number): void {
+		this.reserve(end - start);
+		this.bytes.set(from.subarray(start, end), this.length);
+		this.length += end - start;
+	}
+	view(): Uint8Array {
+		return this.bytes.subarray(0, this.length);
+	}
+}
+
+const textBytes = new WeakMap<ListingState, TextBytes>();
+
+/** Let go of the room a state's text bytes keep to grow (when a file has been read to its end). */
+export function trimTextBytes(state: ListingState): void {
+	const held = textBytes.get(state);
+	if (held && held.bytes.length - held.length > held.length >>> 3) held.bytes = held.bytes.slice(0, held.length);
+}
+
+/** The UTF-8 bytes of a state's text, while it is held as bytes (decoding them gives `state.text`). */
+export function textBytesOf(state: ListingState): Uint8Array | undefined {
+	return textBytes.get(state)?.view();
+}
+
+/** A piece of a message's text in a line's bytes: `[start, end)` as UTF-8, or a string (an escaped one, parsed). */
+export type TextPiece = [number, number] | string;
+
+/** A string that UTF-8 holds as it is (no lone surrogate). */
+export function isWellFormed(text: string): boolean {
+	return (text as { isWellFormed?: () => boolean }).isWellFormed?.() ?? !/\p{Cs}/u.test(text);
+}
+
+/**
+ * Fold a user or assistant message whose text is the `pieces` joined by spaces (`foldText`'s rules), keeping
+ * the session's text as bytes copied from the line, not decoded: a listing decodes a text only when its
+ * `allMessagesText` is read. Falls back to `foldText` where bytes cannot do: a text limit (it counts
+ * UTF-16 code units), a text that is a string already (a grown file's), a lone surrogate.
+ */
+export function foldTextPieces(
+	state: ListingState,
+	role: "user" | "assistant",
+	activity: number,
+	bytes: Uint8Array,
+	pieces: readonly TextPiece[],
+	textLimit: number | undefined,
+): void {
+	const decode = () =>
+		pieces
+			.map((piece) => (typeof piece === "string" ? piece : lenient.decode(bytes.subarray(piece[0], piece[1]))))
+			.join(" ");
+	let held = textBytes.get(state);
+	const empty =
+		pieces.length === 0 ||
+		(pieces.length === 1 && (typeof pieces[0] === "string" ? pieces[0] === "" : pieces[0]?.[0] === pieces[0]?.[1]));
+	if (
+		textLimit !== undefined ||
+		(!held && (state.textCut || state.text !== "")) ||
+		pieces.some((piece) => typeof piece === "string" && !isWellFormed(piece))
+	) {
+		return foldText(state, role, activity, decode(), textLimit);
+	}
+	if (!Number.isNaN(activity)) state.lastActivity = Math.min(Math.max(state.lastActivity, activity), PAST_LAST_DATE);
+	if (empty) return;
+	if (!state.firstMessage && role === "user") state.firstMessage = decode();
+	if (!held) held = holdText(state);
+	else held.add(SPACE, 0, 1);
+	for (let k = 0; k < pieces.length; k++) {
+		const piece = pieces[k] as TextPiece;
+		if (k > 0) held.add(SPACE, 0, 1);
+		if (typeof piece === "string") {
+			const encoded = encoder.encode(piece);
+			held.add(encoded, 0, encoded.length);
+		} else held.add(bytes, piece[0], piece[1]);
+	}
+}
+
+const SPACE = Uint8Array.of(0x20);
+
+/**
+ * Start holding a state's text as bytes. A function of its own: a closure shares its context with every
+ * other closure of the call that makes it, and one there would keep the line's bytes (a whole chunk) alive.
+ */
+function holdText(state: ListingState): TextBytes {
+	const kept = new TextBytes();
+	textBytes.set(state, kept);
+	setLazyText(state, () => {
+		textBytes.delete(state);
+		return lenient.decode(kept.view());
+	});
+	return kept;
+}
+
 /** Define `info.allMessagesText` as the lazy text, cut, computed when first read (a plain field from then on). */
 function defineLazyText(info: SessionInfo, text: () => string, textLimit: number | undefined): void {
 	const settle = (value: string) =>

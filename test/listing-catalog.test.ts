@@ -18,6 +18,7 @@ import {
 	LISTING_CATALOG_VERSION,
 	listingCatalogPath,
 	listingCatalogPathForSessionsRoot,
+	textsPathOf,
 } from "../src/listing-catalog.ts";
 import { runTask } from "../src/storage.ts";
 import { comparable, concat, recordingStorage, sessionFileArbitrary } from "./support/listing-sessions.ts";
@@ -409,6 +410,104 @@ describe("listing catalog", () => {
 			[4, 5, 4],
 			[5, 5, 5],
 		]);
+	});
+});
+
+describe("the catalog's texts file", () => {
+	const texts = textsPathOf(catalog);
+	const textOf = (infos: SessionInfo[]) =>
+		infos.reduce((sum, info) => sum + encoder.encode(info.allMessagesText).length, 0);
+
+	it("holds the texts beside the rows, and a warm listing decodes a text only when it is read", async () => {
+		await sessions(memory, 4);
+		const expected = await uncached(memory);
+		await listAllSessions(memory, root, { catalog });
+		expect(texts).toBe("/agent/pi-session-tree/listing-catalog.texts");
+		const main = decoder.decode((await fileBytes(memory)) as Uint8Array);
+		expect(main).not.toContain("answer 1"); // the rows name their texts, they do not hold them
+		expect(decoder.decode((await fileBytes(memory, texts)) as Uint8Array)).toContain("question 0 answer 0");
+		const warm = await listAllSessions(memory, root, { catalog });
+		const info = warm[0] as SessionInfo;
+		// Decoded when read, then a plain field: copies, JSON and assignments see a string.
+		expect(Object.getOwnPropertyDescriptor(info, "allMessagesText")?.get).toBeTypeOf("function");
+		expect(structuredClone(warm).map(comparable)).toEqual(expected);
+		expect(Object.getOwnPropertyDescriptor(info, "allMessagesText")?.value).toBe(
+			(expected[0] as SessionInfo).allMessagesText,
+		);
+		expect(JSON.parse(JSON.stringify(warm[1])).allMessagesText).toBe((expected[1] as SessionInfo).allMessagesText);
+		(warm[2] as SessionInfo).allMessagesText = "changed";
+		expect((warm[2] as SessionInfo).allMessagesText).toBe("changed");
+		expect(Object.keys(info)).toEqual(Object.keys(expected[0] as object));
+	});
+
+	it("a damaged, truncated or missing texts file: only the rows whose texts are gone are read again", async () => {
+		const paths = await sessions(memory, 4);
+		const expected = await uncached(memory);
+		const damages: [string, (good: Uint8Array) => Uint8Array | null, number][] = [
+			[
+				"a flipped byte",
+				(good) => {
+					const flipped = good.slice();
+					const at = decoder.decode(good).indexOf("question 2 answer 2");
+					flipped[at] = (flipped[at] as number) ^ 0x01;
+					return flipped;
+				},
+				1,
+			],
+			["truncated", (good) => good.subarray(0, good.length - 8), 1],
+			["missing", () => null, 4],
+			["garbage", (good) => encoder.encode("x".repeat(good.length)), 4],
+		];
+		for (const [name, damage, reread] of damages) {
+			await memory.remove(catalog);
+			await memory.remove(texts);
+			await listAllSessions(memory, root, { catalog });
+			const bytes = damage((await fileBytes(memory, texts)) as Uint8Array);
+			await new Promise((resolve) => setTimeout(resolve, 2)); // a later modification time
+			if (bytes) await write(memory, texts, bytes);
+			else await memory.remove(texts);
+			const { storage, reads } = recordingStorage(memory);
+			expect((await listAllSessions(storage, root, { catalog })).map(comparable), name).toEqual(expected);
+			expect(readStarts(reads).size, name).toBe(reread);
+			// And sound after it: nothing read.
+			reads.clear();
+			expect((await listAllSessions(storage, root, { catalog })).map(comparable), name).toEqual(expected);
+			expect(reads.sessionBytes(), name).toBe(0);
+		}
+		expect(paths).toHaveLength(4);
+	});
+
+	it("keeps texts that UTF-8 cannot hold (a lone surrogate) as they are", async () => {
+		const path = `${root}/--p--/2025-01-01T00-00-00-000Z_lone.jsonl`;
+		const text = "lone \\ud800 and a pair \\ud83d\\ude00"; // JSON escapes
+		await write(
+			memory,
+			path,
+			`${headerLine("lone", 0)}{"type":"message","id":"m1","parentId":null,"timestamp":"${at(1)}","message":{"role":"user","content":"${text}","timestamp":1}}\n`,
+		);
+		const expected = await uncached(memory);
+		expect((expected[0] as SessionInfo).allMessagesText).toBe("lone \ud800 and a pair \u{1f600}");
+		await listAllSessions(memory, root, { catalog });
+		const { storage, reads } = recordingStorage(memory);
+		expect((await listAllSessions(storage, root, { catalog })).map(comparable)).toEqual(expected);
+		expect(reads.sessionBytes()).toBe(0);
+	});
+
+	it("grows by the texts of changed rows, and is written again before it is mostly stale", async () => {
+		const [path] = await sessions(memory, 2, 40);
+		await listAllSessions(memory, root, { catalog });
+		const sizes: number[] = [];
+		for (let n = 0; n < 30; n++) {
+			const big = { role: "user", content: `${n} ${"long ".repeat(4000)}`, timestamp: 100_000 + n };
+			await append(memory, path as string, messageLine(`b${n}`.padEnd(8, "0"), 100_000 + n, big));
+			const listed = await listAllSessions(memory, root, { catalog });
+			expect(listed.map(comparable)).toEqual(await uncached(memory));
+			sizes.push((await memory.stat(texts))?.size ?? 0);
+		}
+		// Each listing appended the changed session's whole text; some wrote the file again, smaller.
+		expect(sizes.some((size, i) => i > 0 && size < (sizes[i - 1] as number))).toBe(true);
+		const live = textOf(await listAllSessions(memory, root, {}));
+		for (const size of sizes) expect(size).toBeLessThanOrEqual(2 * live + (1 << 20) + 64);
 	});
 });
 
