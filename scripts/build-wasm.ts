@@ -6,6 +6,7 @@
  * @module
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
 import asc from "assemblyscript/asc";
 
 const SOURCE = "src/wasm/line-walk.as.ts";
@@ -42,7 +43,7 @@ export function moduleText(binary: Uint8Array): string {
 	].join("\n");
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
 	const text = moduleText(await compileLineWalk());
 	if (process.argv.includes("--check")) {
 		const committed = await readFile(TARGET, "utf8").catch(() => "");

@@ -24,6 +24,7 @@ import {
 	VALUE_OBJECT,
 	VALUE_STRING,
 	type WalkedSpans,
+	type WalkTables,
 	type WasmLineWalk,
 } from "./line-walk-wasm.ts";
 
@@ -44,7 +45,8 @@ const KEPT_WHOLE: ReadonlySet<string> = new Set([
 ]);
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// A value may begin with U+FEFF, which JSON.parse keeps: it is not a byte-order mark here.
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** The entry's keys whose values are structure (`message` is entered; `summary` only says whether it is empty). */
 const TOP_NAMES = [
@@ -351,22 +353,25 @@ function structureOf(
 /** The walk in WebAssembly, made on first use (`undefined` where it cannot run; `null` before). */
 let wasmWalk: WasmLineWalk | undefined | null = null;
 
+/** What the WebAssembly walk is given: the structural keys, and the bytes allowed between strings. */
+export const LINE_WALK_TABLES: WalkTables = {
+	topKeys: TOP_KEYS.map((key, index) => ({
+		key,
+		object: index === MESSAGE ? "entered" : index === REPLACEMENT ? "taken" : "none",
+	})),
+	messageKeys: MESSAGE_KEYS,
+	between: BETWEEN_STRINGS,
+};
+
 function wasmLineWalk(): WasmLineWalk | undefined {
-	if (wasmWalk === null)
-		wasmWalk = createWasmLineWalk({
-			topKeys: TOP_KEYS.map((key, index) => ({
-				key,
-				object: index === MESSAGE ? "entered" : index === REPLACEMENT ? "taken" : "none",
-			})),
-			messageKeys: MESSAGE_KEYS,
-			between: BETWEEN_STRINGS,
-		});
+	if (wasmWalk === null) wasmWalk = createWasmLineWalk(LINE_WALK_TABLES);
 	return wasmWalk;
 }
 
 /** The names of the walk's slots: the entry's keys, then the message's. */
 const SLOT_NAMES = [...TOP_NAMES, ...MESSAGE_NAMES];
-for (let slot = 0; slot < SLOT_NAMES.length; slot++) if (slot === TYPE || slot >= TOP_NAMES.length) recentBySlot[slot] = [];
+for (let slot = 0; slot < SLOT_NAMES.length; slot++)
+	if (slot === TYPE || slot >= TOP_NAMES.length) recentBySlot[slot] = [];
 
 /** The structural values of a line from the spans the WebAssembly walk left. */
 function walkedOfSpans(bytes: Uint8Array, { kinds, starts, ends }: WalkedSpans): Walked {

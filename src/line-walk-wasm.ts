@@ -110,7 +110,11 @@ export function createWasmLineWalk(tables: WalkTables): WasmLineWalk | undefined
 			if (line.length > WASM_WALK_MAX_LINE_BYTES) return undefined;
 			const needed = INPUT + line.length + SLACK;
 			if (needed > memory.buffer.byteLength) {
-				memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
+				try {
+					memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
+				} catch {
+					return undefined; // no memory to be had: the JavaScript walk takes the line
+				}
 				bytes = new Uint8Array(memory.buffer);
 				spans = viewsOf(memory, keyCount);
 			}

@@ -167,7 +167,8 @@ class ReadAhead {
 		this.#last = { path, end };
 		const length = end - start;
 		if (sequential && length >= READ_AHEAD_MIN_BYTES && bytes.length === length) {
-			const next = this.#storage.readRange(path, end, end + length);
+			// Started a tick later: a storage that throws at once must not fail the read that worked.
+			const next = Promise.resolve().then(() => this.#storage.readRange(path, end, end + length));
 			next.catch(() => {}); // never reported: the read is asked again when it is wanted
 			this.#ahead = { path, start: end, end: end + length, bytes: next };
 		}

@@ -7,8 +7,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileLineWalk, moduleText } from "../scripts/build-wasm.ts";
-import { DEFER_LINE_BYTES, lineStructure } from "../src/line-structure.ts";
-import { WASM_WALK_MAX_LINE_BYTES } from "../src/line-walk-wasm.ts";
+import { DEFER_LINE_BYTES, LINE_WALK_TABLES, lineStructure } from "../src/line-structure.ts";
+import { createWasmLineWalk, WASM_WALK_MAX_LINE_BYTES, type WasmLineWalk } from "../src/line-walk-wasm.ts";
 import { runLineWalkAgreement } from "./conformance/line-walk.ts";
 
 const encoder = new TextEncoder();
@@ -51,23 +51,39 @@ describe("the WebAssembly line walk", () => {
 		);
 	});
 
-	it("leaves a line longer than it takes to the JavaScript walk, with the same answer", () => {
-		const text = "a".repeat(WASM_WALK_MAX_LINE_BYTES);
-		const bytes = encoder.encode(
-			JSON.stringify({
-				type: "message",
-				id: "a",
-				parentId: null,
-				timestamp: "t",
-				message: { role: "user", content: text },
-			}),
-		);
-		expect(lineStructure(bytes, "wasm")).toStrictEqual({
-			type: "message",
-			id: "a",
-			parentId: null,
+	it("leaves a line longer than it takes to the JavaScript walk, and walks one of exactly its limit", () => {
+		const wasm = createWasmLineWalk(LINE_WALK_TABLES) as WasmLineWalk;
+		const lineOf = (length: number) => {
+			const prefix = '{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"';
+			const suffix = '"}}';
+			return encoder.encode(prefix + "a".repeat(length - prefix.length - suffix.length) + suffix);
+		};
+		const expected = { type: "message", id: "a", parentId: null, timestamp: "t", message: { role: "user" } };
+		const longest = lineOf(WASM_WALK_MAX_LINE_BYTES);
+		expect(wasm.walk(longest)).toBeTruthy();
+		expect(lineStructure(longest, "wasm")).toStrictEqual(expected);
+		const longer = lineOf(WASM_WALK_MAX_LINE_BYTES + 1);
+		expect(wasm.walk(longer)).toBeUndefined();
+		expect(lineStructure(longer, "wasm")).toStrictEqual(expected);
+	});
+
+	it("keeps a value's leading U+FEFF, as JSON.parse does (it is no byte-order mark there)", () => {
+		const entry = {
+			type: "custom",
+			id: "\uFEFFa",
+			parentId: "\uFEFFb",
 			timestamp: "t",
-			message: { role: "user" },
-		});
+			customType: "x",
+			data: "y".repeat(300),
+		};
+		const bytes = encoder.encode(JSON.stringify(entry));
+		for (const walker of ["wasm", "javascript"] as const)
+			expect(lineStructure(bytes, walker)).toStrictEqual({
+				type: "custom",
+				id: "\uFEFFa",
+				parentId: "\uFEFFb",
+				timestamp: "t",
+				customType: "x",
+			});
 	});
 });

@@ -1,8 +1,8 @@
 // The walk of `src/line-structure.ts` in AssemblyScript, compiled to WebAssembly by
-// `npm run build:wasm` into `src/line-walk-wasm.ts`. It does the byte work of a lazy open: it proves
+// `npm run build:wasm` into `src/line-walk-wasm-module.ts`. It does the byte work of a lazy open: it proves
 // that a line is one whole JSON object (strings skipped from quote to unescaped quote sixteen bytes at a
 // time, brackets matched, only JSON punctuation between strings) and says where the values of the
-// structural keys are. The host (`src/line-walk.ts`) writes the key tables, copies each line to INPUT,
+// structural keys are. The host (`src/line-walk-wasm.ts`) writes the key tables, copies each line to INPUT,
 // and decodes the few values from the spans this leaves in the slots. Every rule here mirrors one of
 // the JavaScript walk in `src/line-structure.ts`; a test runs both on the same lines.
 
