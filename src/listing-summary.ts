@@ -29,7 +29,10 @@ export interface SessionInfo {
  */
 export type ListingPhase = "none" | "session" | "rejected";
 
-/** What a listing keeps of a session's records so far. Plain JSON data (a catalog row holds it). */
+/**
+ * What a listing keeps of a session's records so far. Plain JSON data (a catalog row holds it), but for
+ * `text`, which may be decoded when first read (`setLazyText`, `foldTextPieces`): copy a state by spreading it.
+ */
 export interface ListingState {
 	phase: ListingPhase;
 	/** The header's `id`, `cwd` (as pi shows it), and its `parentSession` and `timestamp` as written. */
@@ -175,7 +178,7 @@ export function setLazyText(state: ListingState, decode: () => string): void {
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
-/** A session's text as UTF-8 bytes while its file is read (`appendTextBytes`): decoded when first read. */
+/** A session's text as UTF-8 bytes while its file is read (`foldTextPieces`): decoded when first read. */
 class TextBytes {
 	bytes = new Uint8Array(256);
 	length = 0;

@@ -493,6 +493,35 @@ describe("the catalog's texts file", () => {
 		expect(reads.sessionBytes()).toBe(0);
 	});
 
+	it("keeps bytes that are not UTF-8, and a text's BOM, as a full read decodes them, cold and warm", async () => {
+		const path = `${root}/--p--/2025-01-01T00-00-00-000Z_bytes.jsonl`;
+		const line = (id: string, text: Uint8Array, role = "user") =>
+			concat([
+				encoder.encode(
+					`{"type":"message","id":"${id}","parentId":null,"timestamp":"${at(1)}","message":{"role":"${role}","content":[{"type":"text","text":"`,
+				),
+				text,
+				encoder.encode('"}],"timestamp":1}}\n'),
+			]);
+		await write(
+			memory,
+			path,
+			concat([
+				encoder.encode(headerLine("bytes", 0)),
+				line("m1", Uint8Array.of(0xef, 0xbb, 0xbf, 0x61)), // a BOM, then "a"
+				line("m2", Uint8Array.of(0x62, 0xff, 0xe2, 0x82), "assistant"), // "b", a stray byte, a torn character
+				line("m3", Uint8Array.of(0xc3, 0xa9, 0x5c, 0x6e, 0xf0, 0x9f, 0x98, 0x80)), // "é", an escape, an emoji
+			]),
+		);
+		const full = await runTask(sessionInfoTask(path), memory);
+		expect(full?.allMessagesText).toBe("\ufeffa b\ufffd\ufffd é\n\u{1f600}");
+		expect((await uncached(memory))[0]).toEqual(comparable(full));
+		await listAllSessions(memory, root, { catalog });
+		const { storage, reads } = recordingStorage(memory);
+		expect((await listAllSessions(storage, root, { catalog })).map(comparable)).toEqual([comparable(full)]);
+		expect(reads.sessionBytes()).toBe(0);
+	});
+
 	it("grows by the texts of changed rows, and is written again before it is mostly stale", async () => {
 		const [path] = await sessions(memory, 2, 40);
 		await listAllSessions(memory, root, { catalog });
