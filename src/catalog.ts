@@ -5,8 +5,8 @@
  * @module
  */
 import type { FileEntry, SessionHeader } from "./entries.ts";
-import { type CatalogRow, type LoadedCatalog, loadCatalog, saveCatalog } from "./listing-catalog.ts";
-import { type FileListing, listFile, listingFromRow } from "./listing-file.ts";
+import { type CatalogRow, loadCatalog, saveCatalog } from "./listing-catalog.ts";
+import { listFile, listingFromRow } from "./listing-file.ts";
 import { emptyListingState, foldRecord, listingInfo, type SessionInfo, startSession } from "./listing-summary.ts";
 import { HeaderTooLongError, readSessionFile, readSessionHeader } from "./load.ts";
 import { joinPath, sessionIdOfFileName, validateSessionId } from "./paths.ts";
@@ -145,28 +145,17 @@ export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<Sessi
 /** `stat`s taken at once in a listing with a catalog. */
 const STATS_AT_ONCE = 32;
 
-/** A function that runs the work given to it with at most `limit` at once. */
-function limiter(limit: number): <R>(work: () => Promise<R>) => Promise<R> {
-	let running = 0;
-	const waiting: (() => void)[] = [];
-	return async (work) => {
-		while (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
-		running++;
-		try {
-			return await work();
-		} finally {
-			running--;
-			waiting.shift()?.();
-		}
-	};
-}
-
 /** Run tasks with at most `limit` at once; results in input order. */
-async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+async function pool<T, R>(
+	items: readonly T[],
+	limit: number,
+	work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
 	const results = new Array<R>(items.length);
 	let next = 0;
 	const worker = async () => {
-		for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index] as T);
+		for (let index = next++; index < items.length; index = next++)
+			results[index] = await work(items[index] as T, index);
 	};
 	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 	return results;
@@ -191,28 +180,28 @@ async function listFiles(
 	options.signal?.throwIfAborted();
 	const publishEvery = Math.max(1, Math.floor(options.publishEvery ?? 10) || 10);
 	const textLimit = textLimitOf(options.allMessagesTextLimit);
-	const catalog: LoadedCatalog | undefined = options.catalog
-		? await runTask(loadCatalog(options.catalog, inScope), storage)
-		: undefined;
+	// With a catalog most files need only their `stat`: they are all taken (many at once) while the catalog
+	// is read, and only the files whose rows do not serve are read (`concurrency` at once).
+	const [catalog, stats] = options.catalog
+		? await Promise.all([
+				runTask(loadCatalog(options.catalog, inScope), storage),
+				pool(files, STATS_AT_ONCE, (path) => storage.stat(path).catch(() => null)),
+			])
+		: [undefined, undefined];
+	options.signal?.throwIfAborted();
 	const rows: CatalogRow[] = [];
 	let changed = false;
 	const found: SessionInfo[] = [];
 	let loaded = 0;
 	const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8) || 8);
-	const reading = limiter(concurrency);
-	// With a catalog most files need only their `stat`: many at once, and only `concurrency` of them read.
-	const infos = await pool(files, catalog ? Math.max(concurrency, STATS_AT_ONCE) : concurrency, async (path) => {
+	const infos = await pool(files, concurrency, async (path, index) => {
 		options.signal?.throwIfAborted();
 		const previous = catalog?.rows.get(path);
-		let listing: FileListing | undefined;
-		let stat: FileStat | null | undefined;
-		if (previous) {
-			stat = await storage.stat(path).catch(() => null);
-			if (stat) listing = listingFromRow(path, stat, previous, textLimit);
-		}
-		const keepRow = catalog !== undefined;
-		listing ??= await reading(() =>
-			runTask(listFile(path, previous, textLimit, options.signal, stat, keepRow), storage),
+		const stat: FileStat | null | undefined = stats?.[index];
+		let listing = stat ? listingFromRow(path, stat, previous, textLimit) : undefined;
+		listing ??= await runTask(
+			listFile(path, previous, textLimit, options.signal, stat, catalog !== undefined),
+			storage,
 		);
 		const { info, row } = listing;
 		if (row) rows.push(row);

@@ -65,7 +65,7 @@ function isCount(value: unknown): value is number {
 	return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
-function isState(value: unknown, withText = true): value is ListingState {
+function isState(value: unknown): value is StoredState {
 	if (typeof value !== "object" || value === null) return false;
 	const state = value as { [field: string]: unknown };
 	const header = state.phase !== "session" || (typeof state.id === "string" && typeof state.cwd === "string");
@@ -77,7 +77,6 @@ function isState(value: unknown, withText = true): value is ListingState {
 		(state.name === undefined || typeof state.name === "string") &&
 		typeof state.lastActivity === "number" &&
 		Number.isFinite(state.lastActivity) &&
-		(!withText || typeof state.text === "string") &&
 		typeof state.textCut === "boolean"
 	);
 }
@@ -128,15 +127,10 @@ export function isStoredRow(value: unknown): value is StoredRow {
 	if (!isRowFields(value)) return false;
 	const row = value as unknown as { [field: string]: unknown };
 	return (
-		isState(row.state, false) &&
+		isState(row.state) &&
 		isTextRef(row.text) &&
-		(row.final === undefined ? row.finalText === undefined : isState(row.final, false) && isTextRef(row.finalText))
+		(row.final === undefined ? row.finalText === undefined : isState(row.final) && isTextRef(row.finalText))
 	);
-}
-
-/** Whether `value` is a row, of sound shape. */
-export function isCatalogRow(value: unknown): value is CatalogRow {
-	return isRowFields(value) && isState(value.state) && (value.final === undefined || isState(value.final));
 }
 
 function isRowFields(value: unknown): value is CatalogRow {

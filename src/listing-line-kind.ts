@@ -2,8 +2,9 @@
  * Which lines of a session a listing must parse, decided from their first bytes. pi writes an entry's
  * `type` first and a message entry's `message` last, with the message's `role` first in it:
  * `{"type":"message","id":"…","parentId":…,"timestamp":"…","message":{"role":"toolResult",…`. Only user and
- * assistant messages (text, activity) and `session_info` (the name) matter beyond their count; every other
- * line is validated (`isPlainEntryJson`) instead of parsed. Anything unusual is parsed.
+ * assistant messages (text, activity) and `session_info` (the name) matter beyond their count: user and
+ * assistant messages are read off their bytes (`messageFields`), every other line is validated
+ * (`isPlainEntryJson`) instead of parsed. Anything unusual is parsed.
  * @module
  */
 import { isWord, startsWithWord } from "./byte-words.ts";

@@ -247,7 +247,8 @@ export function foldTextPieces(
 		(!held && (state.textCut || state.text !== "")) ||
 		pieces.some((piece) => typeof piece === "string" && !isWellFormed(piece))
 	) {
-		return foldText(state, role, activity, decode(), textLimit);
+		foldText(state, role, activity, decode(), textLimit);
+		return;
 	}
 	if (!Number.isNaN(activity)) state.lastActivity = Math.min(Math.max(state.lastActivity, activity), PAST_LAST_DATE);
 	if (empty) return;
