@@ -305,6 +305,29 @@ function takeScalar(
 	if (target && start < to) target[nameOf(pending)] = scalarOf(bytes, start, to);
 }
 
+/**
+ * The message part of a structure, one frozen object for each role, provider and model seen (a few in a
+ * session): a million entries then keep one object each, not two. An assistant's provider and model are
+ * kept, another role's are not.
+ */
+const messageStructures = new Map<unknown, Map<unknown, Map<unknown, object>>>();
+
+function messageStructure(role: unknown, provider: unknown, model: unknown): object {
+	const assistant = role === "assistant";
+	const byProvider = messageStructures.get(role) ?? new Map<unknown, Map<unknown, object>>();
+	const byModel = byProvider.get(assistant ? provider : undefined) ?? new Map<unknown, object>();
+	let known = byModel.get(assistant ? model : undefined);
+	if (!known) {
+		known = Object.freeze(assistant ? { role, provider, model } : { role });
+		if (messageStructures.size < 64 && byProvider.size < 64 && byModel.size < 256) {
+			messageStructures.set(role, byProvider);
+			byProvider.set(assistant ? provider : undefined, byModel);
+			byModel.set(assistant ? model : undefined, known);
+		}
+	}
+	return known;
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
 	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -323,10 +346,7 @@ function structureOf(
 	switch (type) {
 		case "message":
 			if (!isPlainObject(top.message) || message?.role === "system") return undefined;
-			base.message =
-				message?.role === "assistant"
-					? { role: message.role, provider: message.provider, model: message.model }
-					: { role: message?.role };
+			base.message = messageStructure(message?.role, message?.provider, message?.model);
 			break;
 		case "branch_summary":
 			base.fromId = top.fromId;
