@@ -37,11 +37,15 @@ export { HeaderTooLongError };
 /** Bytes read per storage call when looking for a header. */
 export const READ_CHUNK_BYTES: number = 1 << 20;
 /**
- * Bytes read per storage call when reading a whole file. Fewer calls cost less (each may cost an open
- * and a stat); smaller chunks take less memory while a lazy open holds little else (measured at 100 MB:
- * 4 MiB chunks 135 MB peak RSS, 1 MiB 130 MB, the time within noise).
+ * Bytes read per storage call when reading a whole file: a hundredth of it, from 1 MiB to 8 MiB. Fewer
+ * calls cost less (each may cost an open and a stat, and the read ahead of `runTask` overlaps only part of
+ * them with the work); smaller chunks take less memory while a lazy open holds little else. Measured: at
+ * 100 MB, 4 MiB chunks peak at 135 MB RSS and 1 MiB at 130 MB in the same time; at 1 GB, 8 MiB chunks open
+ * in 3.6–3.9 s against 4.0–4.2 s for 1 MiB, at 400 MB peak RSS against 375.
  */
-const FILE_CHUNK_BYTES = 1 << 20;
+function fileChunkBytes(size: number): number {
+	return Math.min(8 << 20, Math.max(1 << 20, 2 ** Math.round(Math.log2(size / 100))));
+}
 
 /** How much of a file opening decodes: everything, or the structure only (see `ReadOptions.load`). */
 export type LoadMode = "lazy" | "full";
@@ -135,7 +139,7 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	const stat = yield* io("stat", path);
 	if (!stat) return null;
 	if (stat.size === 0) return { path, size: 0, empty: true };
-	const chunkBytes = options.chunkBytes ?? FILE_CHUNK_BYTES;
+	const chunkBytes = options.chunkBytes ?? fileChunkBytes(stat.size);
 	const splitter = new RawLineSplitter();
 	const records: FileEntry[] = [];
 	const locations: RecordLocation[] = [];

@@ -67,7 +67,9 @@ export class TreeLoader {
 			const message = `entry ${id} is its own parent; treated as a root`;
 			diagnostic = this.#report(entry, position, location, "self-parent", message);
 		} else if (typeof parentId === "string") {
-			parent = index.nodes.get(parentId) ?? null;
+			// Most entries follow the one before: the last one linked is then the parent, found without a lookup.
+			const last = index.leaf;
+			parent = last !== null && last.entry.id === parentId ? last : (index.nodes.get(parentId) ?? null);
 			if (!parent) {
 				const message = `parent ${parentId} of ${id} not found before it; treated as a root`;
 				diagnostic = this.#report(entry, position, location, "missing-parent", message);
