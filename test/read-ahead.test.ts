@@ -1,7 +1,8 @@
 /**
  * `runTask` reads ahead: a task reading a file range after range gets each next range asked for while it
  * works on the last, and the same bytes as without; anything else it does drops the read ahead, and a read
- * ahead that failed is asked again rather than reported.
+ * ahead that failed is asked again rather than reported. And a long task over a storage that answers at
+ * once still lets the event loop run (timers fire), by either of the ways it takes a turn.
  */
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
@@ -162,3 +163,37 @@ function* asking<T>(task: Task<T>, log: string[]): Task<T> {
 	}
 	return step.value;
 }
+
+describe("a long task over a storage that answers at once", () => {
+	/** A storage whose every stat resolves at once (no I/O, so no turn of the event loop in between). */
+	const instant = { stat: async () => null } as unknown as Storage;
+	function* busy(until: () => boolean): Task<number> {
+		let steps = 0;
+		while (!until()) {
+			yield* io("stat", "/x");
+			steps++;
+		}
+		return steps;
+	}
+
+	for (const turn of ["setImmediate", "a message to itself"] as const)
+		it(`still lets timers run, by ${turn}`, async () => {
+			const saved = globalThis.setImmediate;
+			if (turn !== "setImmediate") (globalThis as { setImmediate?: unknown }).setImmediate = undefined;
+			try {
+				let fired = false;
+				setTimeout(() => {
+					fired = true;
+				}, 5);
+				const started = Date.now();
+				// Ends when the timer has fired; a task that never let the loop run would end only at the 2 s bound.
+				await runTask(
+					busy(() => fired || Date.now() - started > 2000),
+					instant,
+				);
+				expect(fired).toBe(true);
+			} finally {
+				globalThis.setImmediate = saved;
+			}
+		});
+});
