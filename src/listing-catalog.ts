@@ -233,7 +233,8 @@ export interface LoadedCatalog {
 function textAt(texts: Uint8Array, from: number, ref: TextRef, trusted: boolean): (() => string) | undefined {
 	const start = ref.at - from;
 	if (start < 0 || start + ref.bytes > texts.length) return undefined;
-	const bytes = texts.subarray(start, start + ref.bytes);
+	// A copy: a row kept must not keep every text of the file (the storage's buffer) alive.
+	const bytes = texts.slice(start, start + ref.bytes);
 	if (!trusted && hashText(bytes) !== ref.hash) return undefined;
 	if (!ref.json) return () => lenient.decode(bytes); // sound UTF-8: this catalog's encoder wrote it
 	try {
@@ -250,13 +251,13 @@ function resolveRow(stored: StoredRow, texts: Uint8Array, from: number, trusted:
 	if (text === undefined) return undefined;
 	const { text: _text, finalText, state: storedState, final: storedFinal, ...fields } = stored;
 	const state = { ...storedState, text: "" };
-	setLazyText(state, text);
+	setLazyText(state, text, () => stored.text.bytes);
 	const row: CatalogRow = { ...fields, state };
 	if (storedFinal && finalText) {
 		const last = textAt(texts, from, finalText, trusted);
 		if (last === undefined) return undefined;
 		const final = { ...storedFinal, text: "" };
-		setLazyText(final, last);
+		setLazyText(final, last, () => finalText.bytes);
 		row.final = final;
 	}
 	return row;
@@ -300,6 +301,9 @@ export function* loadCatalog(path: string, wanted: (path: string) => boolean = (
 			const stat = vouched && (yield* io("stat", textsPathOf(path)));
 			trusted = !!stat && !!vouched && stat.size === vouched.size && stat.mtimeMs === vouched.mtimeMs;
 			texts = yield* io("readRange", textsPathOf(path), from, to);
+			// And still unchanged once read: another listing may have rewritten it in between.
+			const after = trusted && (yield* io("stat", textsPathOf(path)));
+			trusted = !!after && !!vouched && after.size === vouched.size && after.mtimeMs === vouched.mtimeMs;
 		} catch {
 			// No texts file: no row can be used.
 		}

@@ -60,7 +60,7 @@ function foldFields(
 	state.messageCount++;
 	const { timestamp, content } = fields;
 	const activity = timestamp
-		? Number(String.fromCharCode(...bytes.subarray(timestamp[0], timestamp[1])))
+		? Number(decoder.decode(bytes.subarray(timestamp[0], timestamp[1])))
 		: Date.parse(stringOf(bytes, fields.entryTimestamp));
 	const spans = Array.isArray(content) ? content : [content];
 	const pieces: TextPiece[] = spans.map((span) =>

@@ -149,21 +149,30 @@ export function foldValue(state: ListingState, value: unknown, textLimit: number
 	}
 }
 
-/** States whose `text` is decoded when first read (a catalog's rows): how to decode it. */
+/** States whose `text` is decoded when first read (a catalog's rows): how to decode it, and from how many bytes. */
 const lazyTexts = new WeakMap<ListingState, () => string>();
+const lazyTextBytes = new WeakMap<ListingState, () => number>();
+
+/**
+ * A text of more UTF-8 bytes than this may not fit in a string (V8's longest is 2^29 − 24 UTF-16 units, and
+ * UTF-8 takes at least a byte for each): it is decoded at once, and a session whose text cannot be a string
+ * is no row, as in pi (whose listing fails on it).
+ */
+const LONGEST_LAZY_TEXT_BYTES = 2 ** 29 - 24;
 
 /**
  * Make `state.text` a text decoded when first read, once (a catalog's texts are most of its bytes, and a
  * listing that serves a row from it need not decode the row's text until someone reads it). The
  * `SessionInfo` of the state decodes it only when its `allMessagesText` is read.
  */
-export function setLazyText(state: ListingState, decode: () => string): void {
+export function setLazyText(state: ListingState, decode: () => string, byteLength: () => number): void {
 	let text: string | undefined;
 	const once = () => {
 		text ??= decode();
 		return text;
 	};
 	lazyTexts.set(state, once);
+	lazyTextBytes.set(state, byteLength);
 	Object.defineProperty(state, "text", {
 		get: once,
 		set(value: string) {
@@ -274,24 +283,31 @@ const SPACE = Uint8Array.of(0x20);
 function holdText(state: ListingState): TextBytes {
 	const kept = new TextBytes();
 	textBytes.set(state, kept);
-	setLazyText(state, () => {
-		textBytes.delete(state);
-		return lenient.decode(kept.view());
-	});
+	setLazyText(
+		state,
+		() => {
+			textBytes.delete(state);
+			return lenient.decode(kept.view());
+		},
+		() => kept.length,
+	);
 	return kept;
 }
 
-/** Define `info.allMessagesText` as the lazy text, cut, computed when first read (a plain field from then on). */
+/**
+ * Define `info.allMessagesText` as the lazy text, cut, computed when first read. It stays an accessor (the
+ * value kept once read): redefining it then would fail on a row its receiver froze.
+ */
 function defineLazyText(info: SessionInfo, text: () => string, textLimit: number | undefined): void {
-	const settle = (value: string) =>
-		Object.defineProperty(info, "allMessagesText", { value, writable: true, enumerable: true, configurable: true });
+	let value: string | undefined;
 	Object.defineProperty(info, "allMessagesText", {
 		get() {
-			const value = cutText(text(), textLimit);
-			settle(value);
+			value ??= cutText(text(), textLimit);
 			return value;
 		},
-		set: settle,
+		set(next: string) {
+			value = next;
+		},
 		enumerable: true,
 		configurable: true,
 	});
@@ -307,7 +323,15 @@ export function listingInfo(
 	if (state.phase !== "session") return null;
 	const created = Date.parse(state.timestamp as string);
 	const modified = state.lastActivity > 0 ? state.lastActivity : Number.isNaN(created) ? mtimeMs : created;
-	const lazy = lazyTexts.get(state);
+	let lazy = lazyTexts.get(state);
+	if (lazy && (lazyTextBytes.get(state)?.() ?? 0) > LONGEST_LAZY_TEXT_BYTES) {
+		try {
+			const text = lazy();
+			lazy = () => text;
+		} catch {
+			return null; // longer than a string can be
+		}
+	}
 	const info: SessionInfo = {
 		path,
 		id: state.id as string,

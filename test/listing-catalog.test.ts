@@ -428,12 +428,12 @@ describe("the catalog's texts file", () => {
 		expect(decoder.decode((await fileBytes(memory, texts)) as Uint8Array)).toContain("question 0 answer 0");
 		const warm = await listAllSessions(memory, root, { catalog });
 		const info = warm[0] as SessionInfo;
-		// Decoded when read, then a plain field: copies, JSON and assignments see a string.
+		// Decoded when read, by an accessor: copies, JSON and assignments see a string, and so does a frozen row.
 		expect(Object.getOwnPropertyDescriptor(info, "allMessagesText")?.get).toBeTypeOf("function");
+		const frozen = Object.freeze(warm[3] as SessionInfo);
+		expect(frozen.allMessagesText).toBe((expected[3] as SessionInfo).allMessagesText);
 		expect(structuredClone(warm).map(comparable)).toEqual(expected);
-		expect(Object.getOwnPropertyDescriptor(info, "allMessagesText")?.value).toBe(
-			(expected[0] as SessionInfo).allMessagesText,
-		);
+		expect(info.allMessagesText).toBe((expected[0] as SessionInfo).allMessagesText);
 		expect(JSON.parse(JSON.stringify(warm[1])).allMessagesText).toBe((expected[1] as SessionInfo).allMessagesText);
 		(warm[2] as SessionInfo).allMessagesText = "changed";
 		expect((warm[2] as SessionInfo).allMessagesText).toBe("changed");
