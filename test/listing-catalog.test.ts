@@ -440,6 +440,40 @@ describe("the catalog's texts file", () => {
 		expect(Object.keys(info)).toEqual(Object.keys(expected[0] as object));
 	});
 
+	it("is trusted unhashed only if unchanged after it was read too: a rewrite in between is caught", async () => {
+		// On disk: a texts file the catalog's header vouches for (its own write read back) is read unhashed.
+		const dir = mkdtempSync(join(tmpdir(), "listing-texts-race-"));
+		try {
+			const sessionsRoot = join(dir, "sessions");
+			const diskCatalog = join(dir, "catalog", "listing-catalog.json");
+			const disk = createNodeStorage();
+			for (let i = 0; i < 4; i++)
+				await write(disk, join(sessionsRoot, "--p--", `s${i}.jsonl`), headerLine(`s${i}`, i) + exchange(i, i * 10));
+			const expected = (await listAllSessions(disk, sessionsRoot)).map(comparable);
+			await listAllSessions(disk, sessionsRoot, { catalog: diskCatalog });
+			const diskTexts = textsPathOf(diskCatalog);
+			let raced = false;
+			const racing: Storage = {
+				...disk,
+				readRange: async (path, start, end) => {
+					if (path === diskTexts && !raced) {
+						raced = true;
+						// Another listing rewrites the file now: the same bytes in another order, the same size.
+						const old = (await fileBytes(disk, diskTexts)) as Uint8Array;
+						const half = Math.floor(old.length / 8) * 4;
+						await disk.replace(diskTexts, [old.subarray(half), old.subarray(0, half)]);
+					}
+					return disk.readRange(path, start, end);
+				},
+			};
+			const warm = await listAllSessions(racing, sessionsRoot, { catalog: diskCatalog });
+			expect(raced).toBe(true);
+			expect(warm.map(comparable)).toEqual(expected);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
 	it("a damaged, truncated or missing texts file: only the rows whose texts are gone are read again", async () => {
 		const paths = await sessions(memory, 4);
 		const expected = await uncached(memory);
