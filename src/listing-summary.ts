@@ -92,7 +92,9 @@ export function foldRecord(state: ListingState, record: FileEntry, textLimit: nu
 	// As pi: only user and assistant messages that have content count as activity and text.
 	if (typeof message !== "object" || message === null || !("content" in message)) return;
 	if (message.role !== "user" && message.role !== "assistant") return;
-	const activity = typeof message.timestamp === "number" ? message.timestamp : Date.parse(record.timestamp);
+	// As pi: a time that is not a string is still given to `Date` (a number is milliseconds).
+	const activity =
+		typeof message.timestamp === "number" ? message.timestamp : new Date(record.timestamp as never).getTime();
 	foldText(state, message.role, activity, textOf(message.content), textLimit);
 }
 
@@ -321,8 +323,9 @@ export function listingInfo(
 	textLimit: number | undefined,
 ): SessionInfo | null {
 	if (state.phase !== "session") return null;
-	const created = Date.parse(state.timestamp as string);
-	const modified = state.lastActivity > 0 ? state.lastActivity : Number.isNaN(created) ? mtimeMs : created;
+	// As pi: a header time that is no string gives no time; the file's then, rounded to a millisecond as Node's `mtime`.
+	const created = typeof state.timestamp === "string" ? Date.parse(state.timestamp) : Number.NaN;
+	const modified = state.lastActivity > 0 ? state.lastActivity : Number.isNaN(created) ? Math.round(mtimeMs) : created;
 	let lazy = lazyTexts.get(state);
 	if (lazy && (lazyTextBytes.get(state)?.() ?? 0) > LONGEST_LAZY_TEXT_BYTES) {
 		try {

@@ -594,6 +594,28 @@ describe("pi 1.6 with our catalog beside its sessions", () => {
 		rmSync(agentDir, { recursive: true, force: true });
 	});
 
+	it("gives pi's modified time for headers and entries whose times are not strings", async () => {
+		const storage = createNodeStorage();
+		const dir = join(agentDir, "sessions", "--p--");
+		await storage.mkdir(dir);
+		const header = (id: string, timestamp: unknown) =>
+			`${JSON.stringify({ type: "session", version: 3, id, timestamp, cwd: "/p" })}\n`;
+		const user = (timestamp: unknown) =>
+			`${JSON.stringify({ type: "message", id: "m", parentId: null, timestamp, message: { role: "user", content: "hi" } })}\n`;
+		const files: Record<string, string> = {
+			"number-header": header("number-header", 2020),
+			"missing-header": header("missing-header", undefined),
+			"number-entry": header("number-entry", "2025-01-01T00:00:00.000Z") + user(5),
+			"true-entry": header("true-entry", "2025-01-01T00:00:00.000Z") + user(true),
+		};
+		for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, `${name}.jsonl`), text);
+		const byId = (infos: SessionInfo[]) =>
+			Object.fromEntries(infos.map((info) => [info.id, [info.modified.getTime(), info.created.getTime()]]));
+		const expected = byId(await piManager.listAll());
+		expect(Object.keys(expected).sort()).toEqual(Object.keys(files).sort());
+		expect(byId(await listAllSessions(storage, join(agentDir, "sessions")))).toEqual(expected);
+	});
+
 	it("lists the same before and after the catalog is written, and as we do", async () => {
 		const storage = createNodeStorage();
 		const sessionsRoot = join(agentDir, "sessions").replaceAll("\\", "/");
