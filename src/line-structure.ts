@@ -131,9 +131,17 @@ function shared(text: string): string {
 	return text;
 }
 
-/** Per slot of a shared value (kinds, roles, providers, models), the last few distinct values read. */
+/** The slots whose values are shared strings: the entry's kind, and the message's keys (role, provider, model). */
+function isSharedSlot(slot: number): boolean {
+	return slot === TYPE || slot >= TOP_NAMES.length;
+}
+
+/** Per slot of a shared value, the last few distinct values read. */
 const RECENT_VALUES = 4;
-const recentBySlot: string[][] = [];
+const recentBySlot: (string[] | undefined)[] = Array.from(
+	{ length: TOP_NAMES.length + MESSAGE_NAMES.length },
+	(_, slot) => (isSharedSlot(slot) ? [] : undefined),
+);
 
 /**
  * Whether `bytes[start, end)`, as the text of a JSON string, is `text`: only for bytes that are ASCII and
@@ -277,14 +285,15 @@ function stringValue(bytes: Uint8Array, open: number, close: number, slot: numbe
 	if (slot === SUMMARY) return close > open + 1 ? "~" : ""; // not empty: its text is a body
 	// Most values are one seen just before: compared as bytes, they need no decoding.
 	if (slot === PARENT_ID && typeof lastId === "string" && isAsciiText(bytes, open + 1, close, lastId)) return lastId;
-	const recent = slot >= TOP_NAMES.length || slot === TYPE ? recentBySlot[slot] : undefined;
+	const recent = recentBySlot[slot];
 	if (recent) for (const text of recent) if (isAsciiText(bytes, open + 1, close, text)) return text;
 	const value = stringAt(bytes, open, close);
 	if (recent && typeof value === "string") {
+		const text = shared(value);
 		if (recent.length === RECENT_VALUES) recent.pop();
-		recent.unshift(shared(value));
+		recent.unshift(text);
+		return text;
 	}
-	if ((slot >= TOP_NAMES.length || slot === TYPE) && typeof value === "string") return shared(value);
 	return slot === PARENT_ID && value === lastId ? lastId : value;
 }
 
@@ -313,16 +322,19 @@ function takeScalar(
 const messageStructures = new Map<unknown, Map<unknown, Map<unknown, object>>>();
 
 function messageStructure(role: unknown, provider: unknown, model: unknown): object {
+	// Only an assistant's provider and model are kept, so only they tell structures apart.
 	const assistant = role === "assistant";
+	const keptProvider = assistant ? provider : undefined;
+	const keptModel = assistant ? model : undefined;
 	const byProvider = messageStructures.get(role) ?? new Map<unknown, Map<unknown, object>>();
-	const byModel = byProvider.get(assistant ? provider : undefined) ?? new Map<unknown, object>();
-	let known = byModel.get(assistant ? model : undefined);
+	const byModel = byProvider.get(keptProvider) ?? new Map<unknown, object>();
+	let known = byModel.get(keptModel);
 	if (!known) {
 		known = Object.freeze(assistant ? { role, provider, model } : { role });
 		if (messageStructures.size < 64 && byProvider.size < 64 && byModel.size < 256) {
 			messageStructures.set(role, byProvider);
-			byProvider.set(assistant ? provider : undefined, byModel);
-			byModel.set(assistant ? model : undefined, known);
+			byProvider.set(keptProvider, byModel);
+			byModel.set(keptModel, known);
 		}
 	}
 	return known;
@@ -390,20 +402,17 @@ function wasmLineWalk(): WasmLineWalk | undefined {
 
 /** The names of the walk's slots: the entry's keys, then the message's. */
 const SLOT_NAMES = [...TOP_NAMES, ...MESSAGE_NAMES];
-for (let slot = 0; slot < SLOT_NAMES.length; slot++)
-	if (slot === TYPE || slot >= TOP_NAMES.length) recentBySlot[slot] = [];
 
 /** The structural values of a line from the spans the WebAssembly walk left. */
 function walkedOfSpans(bytes: Uint8Array, { kinds, starts, ends }: WalkedSpans): Walked {
 	const top: Record<string, unknown> = {};
 	let message: Record<string, unknown> | undefined;
-	const names = SLOT_NAMES;
-	for (let slot = 0; slot < names.length; slot++) {
+	for (let slot = 0; slot < SLOT_NAMES.length; slot++) {
 		const kind = kinds[slot];
 		if (!kind) continue;
 		const start = starts[slot] as number;
 		const end = ends[slot] as number;
-		const name = names[slot] as string;
+		const name = SLOT_NAMES[slot] as string;
 		const target = slot < TOP_NAMES.length ? top : message;
 		if (!target) continue;
 		if (kind === VALUE_OBJECT) {
