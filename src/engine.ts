@@ -172,7 +172,7 @@ export class Engine {
 		const progress = trackProgress(onProgress);
 		const catalog = listingCatalogPath(this.#agentDir);
 		const sessions = await listSessions(this.#storage, dir, { onProgress: progress.callback, signal, catalog });
-		await progress.settled();
+		await progress.settled(signal);
 		return sessions;
 	}
 
@@ -182,7 +182,7 @@ export class Engine {
 		const root = sessionsRoot(this.#agentDir);
 		const catalog = listingCatalogPath(this.#agentDir);
 		const sessions = await listAllSessions(this.#storage, root, { onProgress: progress.callback, signal, catalog });
-		await progress.settled();
+		await progress.settled(signal);
 		return sessions;
 	}
 
@@ -222,7 +222,7 @@ export class Engine {
 			signal,
 		});
 		try {
-			await progress.settled();
+			await progress.settled(signal);
 		} catch (error) {
 			await session.close(); // releases the lock it took
 			throw error;
