@@ -140,45 +140,73 @@ export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 
 /** Reads of at least this many bytes, one right after another, are read ahead. */
 const READ_AHEAD_MIN_BYTES = 256 << 10;
+/**
+ * How many ranges are asked for ahead. One is not enough where a read takes several round trips through
+ * the event loop (Node's `fs.promises`: open, stat, read, close), since each step waits for the task to
+ * let the loop run: with one ahead only its first step overlapped the work, and a lazy open of 100 MB
+ * spent 140–260 ms waiting for reads; with four each read has had as many turns by the time it is wanted.
+ */
+const READ_AHEAD_DEPTH = 2;
+
+/** A range asked for ahead. */
+interface AheadRead {
+	start: number;
+	end: number;
+	bytes: Promise<Uint8Array>;
+}
 
 /**
  * Sequential reads overlapped with the work between them: when a task reads a file range by range (the
  * second read starting where the first ended, each at least `READ_AHEAD_MIN_BYTES` and answered in full),
- * the next range of the same size is asked for at once, and handed over if that is what the task asks
- * for next. Any other operation drops it (it is only ever a read, so dropping it changes nothing).
+ * the next `READ_AHEAD_DEPTH` ranges of the same size are asked for at once, and handed over in order if
+ * that is what the task asks for next. Any other operation drops them (they are only ever reads, so
+ * dropping them changes nothing).
  */
 class ReadAhead {
 	readonly #storage: Storage;
 	#last: { path: string; end: number } | undefined;
-	#ahead: { path: string; start: number; end: number; bytes: Promise<Uint8Array> } | undefined;
+	/** Ranges asked for ahead, in file order, of `#aheadPath`. */
+	#ahead: AheadRead[] = [];
+	#aheadPath = "";
 
 	constructor(storage: Storage) {
 		this.#storage = storage;
 	}
 
 	async read(...[path, start, end]: Args<"readRange">): Promise<Uint8Array> {
-		const ahead = this.#ahead;
-		this.#ahead = undefined;
-		const bytes =
-			ahead && ahead.path === path && ahead.start === start && ahead.end === end
-				? await ahead.bytes.catch(() => this.#storage.readRange(path, start, end)) // its failure is not reported: asked again
-				: await this.#storage.readRange(path, start, end);
+		const next = this.#ahead[0];
+		const hit = next !== undefined && this.#aheadPath === path && next.start === start && next.end === end;
+		if (hit) this.#ahead.shift();
+		else this.#ahead = [];
+		const bytes = hit
+			? await next.bytes.catch(() => this.#storage.readRange(path, start, end)) // its failure is not reported: asked again
+			: await this.#storage.readRange(path, start, end);
 		const sequential = this.#last?.path === path && this.#last.end === start;
 		this.#last = { path, end };
 		const length = end - start;
-		if (sequential && length >= READ_AHEAD_MIN_BYTES && bytes.length === length) {
-			// Started a tick later: a storage that throws at once must not fail the read that worked.
-			const next = Promise.resolve().then(() => this.#storage.readRange(path, end, end + length));
-			next.catch(() => {}); // never reported: the read is asked again when it is wanted
-			this.#ahead = { path, start: end, end: end + length, bytes: next };
-		}
+		if (sequential && length >= READ_AHEAD_MIN_BYTES && bytes.length === length) this.#askAhead(path, end, length);
+		else this.#ahead = [];
 		return bytes;
 	}
 
 	other(operation: AnyOperation, args: unknown[]): unknown {
-		this.#ahead = undefined;
+		this.#ahead = [];
 		this.#last = undefined;
 		return operation(...args);
+	}
+
+	/** Keep `READ_AHEAD_DEPTH` ranges of `length` asked for, following on from `from`. */
+	#askAhead(path: string, from: number, length: number): void {
+		this.#aheadPath = path;
+		let at = this.#ahead.at(-1)?.end ?? from;
+		while (this.#ahead.length < READ_AHEAD_DEPTH) {
+			const start = at;
+			// Started a tick later: a storage that throws at once must not fail the read that worked.
+			const bytes = Promise.resolve().then(() => this.#storage.readRange(path, start, start + length));
+			bytes.catch(() => {}); // never reported: the read is asked again when it is wanted
+			this.#ahead.push({ start, end: start + length, bytes });
+			at = start + length;
+		}
 	}
 }
 
