@@ -4,10 +4,10 @@
  * so that a repeated listing reads only what changed (listing-*.ts).
  * @module
  */
-import type { FileEntry, SessionHeader } from "./entries.ts";
+import type { SessionHeader } from "./entries.ts";
 import { type CatalogRow, loadCatalog, saveCatalog } from "./listing-catalog.ts";
 import { listFile, listingFromRow } from "./listing-file.ts";
-import { emptyListingState, foldRecord, listingInfo, type SessionInfo, startSession } from "./listing-summary.ts";
+import { emptyListingState, foldValue, listingInfo, type SessionInfo } from "./listing-summary.ts";
 import { HeaderTooLongError, readSessionFile, readSessionHeader } from "./load.ts";
 import { joinPath, sessionIdOfFileName, validateSessionId } from "./paths.ts";
 import { type FileStat, io, runTask, type Storage, type Task } from "./storage.ts";
@@ -117,25 +117,30 @@ export function* findByHeaderId(dir: string, id: string, cwd?: CwdFilter): Task<
 	return null;
 }
 
-/** pi's summary of one session's records (header first). */
-export function sessionInfoOf(path: string, records: readonly FileEntry[], mtimeMs: number): SessionInfo | null {
-	const header = records[0];
-	if (header?.type !== "session") return null;
-	const state = emptyListingState();
-	startSession(state, header);
-	for (const record of records) foldRecord(state, record, undefined);
-	return listingInfo(path, state, mtimeMs, undefined);
-}
+const lenientDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
- * The `SessionInfo` of one file from a full read (every line parsed, records migrated), or `null` when it
- * is not a readable session. Listings read less (listing-scan.ts) and must agree with it.
+ * The `SessionInfo` of one file by pi 1.6's listing rules, the plain way: the whole file read and decoded
+ * (a BOM kept, bad UTF-8 as U+FFFD), split into lines as `readline` splits them, every line parsed;
+ * `null` when it is no session or cannot be read. Listings read less (listing-scan.ts) and must agree with it.
  */
 export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<SessionInfo | null> {
 	try {
-		const read = yield* readSessionFile(path, { signal });
-		if (!read || "empty" in read) return null;
-		return sessionInfoOf(path, read.records, read.mtimeMs);
+		const stat = yield* io("stat", path);
+		if (!stat || stat.isDirectory) return null;
+		const bytes = yield* io("readRange", path, 0, stat.size);
+		signal?.throwIfAborted();
+		const state = emptyListingState();
+		for (const line of lenientDecoder.decode(bytes).split(/\r\n|\n|\r/)) {
+			let value: unknown;
+			try {
+				value = JSON.parse(line);
+			} catch {
+				continue;
+			}
+			foldValue(state, value, undefined);
+		}
+		return listingInfo(path, state, stat.mtimeMs, undefined);
 	} catch (error) {
 		if (signal?.aborted) throw error;
 		return null;
@@ -165,6 +170,23 @@ function newestFirst(sessions: SessionInfo[]): SessionInfo[] {
 	return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
 
+/** How pi 1.6 orders files before it sorts their sessions by `modified` (which keeps ties in that order). */
+export type FileOrder = "file-time" | "name";
+
+const baseName = (path: string) => path.slice(path.lastIndexOf("/") + 1);
+
+/**
+ * Sessions in pi 1.6's order: `newestFirst` over the files in the order pi reads them — `listAll` by
+ * modification time, newest first, then by name, last first; `list` by name, last first — so that ties
+ * (and invalid dates, which the sort compares as neither before nor after) come out as pi's do.
+ */
+function inPiOrder(listed: { info: SessionInfo | null; mtimeMs?: number }[], order: FileOrder): SessionInfo[] {
+	const time = (file: { mtimeMs?: number }) => (order === "file-time" ? (file.mtimeMs ?? Number.NEGATIVE_INFINITY) : 0);
+	const files = listed.filter((file): file is { info: SessionInfo; mtimeMs?: number } => file.info !== null);
+	files.sort((a, b) => time(b) - time(a) || baseName(b.info.path).localeCompare(baseName(a.info.path)));
+	return newestFirst(files.map((file) => file.info));
+}
+
 /** A text limit as given: a whole number of characters, or none. */
 function textLimitOf(limit: number | undefined): number | undefined {
 	if (limit === undefined || Number.isNaN(limit) || limit === Number.POSITIVE_INFINITY) return undefined;
@@ -176,6 +198,7 @@ async function listFiles(
 	files: string[],
 	inScope: (path: string) => boolean,
 	options: ListOptions,
+	order: FileOrder,
 ): Promise<SessionInfo[]> {
 	options.signal?.throwIfAborted();
 	const publishEvery = Math.max(1, Math.floor(options.publishEvery ?? 10) || 10);
@@ -194,7 +217,7 @@ async function listFiles(
 	const found: SessionInfo[] = [];
 	let loaded = 0;
 	const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8) || 8);
-	const infos = await pool(files, concurrency, async (path, index) => {
+	const listed = await pool(files, concurrency, async (path, index) => {
 		options.signal?.throwIfAborted();
 		const previous = catalog?.rows.get(path);
 		const stat: FileStat | null | undefined = stats?.[index];
@@ -212,7 +235,7 @@ async function listFiles(
 			const publish = loaded === 1 || loaded % publishEvery === 0 || loaded === files.length;
 			options.onProgress(loaded, files.length, publish ? newestFirst([...found]) : undefined);
 		}
-		return info;
+		return listing;
 	});
 	if (catalog && options.catalog) {
 		// Rows of files that are gone are dropped with the rest of the listed scope.
@@ -221,7 +244,7 @@ async function listFiles(
 		options.signal?.throwIfAborted();
 		if (changed) await runTask(saveCatalog(options.catalog, catalog, rows, inScope), storage);
 	}
-	return newestFirst(infos.filter((info): info is SessionInfo => info !== null));
+	return inPiOrder(listed, order);
 }
 
 /** `dir` with one trailing `/`: what the paths of its files start with. */
@@ -238,7 +261,7 @@ function dirPrefix(dir: string): string {
 export async function listSessions(storage: Storage, dir: string, options: ListOptions = {}): Promise<SessionInfo[]> {
 	const prefix = dirPrefix(dir);
 	const inDir = (path: string) => path.startsWith(prefix) && !path.includes("/", prefix.length);
-	return listFiles(storage, await runTask(jsonlFiles(dir), storage), inDir, options);
+	return listFiles(storage, await runTask(jsonlFiles(dir), storage), inDir, options, "name");
 }
 
 /**
@@ -259,5 +282,5 @@ export async function listAllSessions(
 		if (isDirectory) files.push(...(await runTask(jsonlFiles(dir), storage)));
 	}
 	const prefix = dirPrefix(sessionsRoot);
-	return listFiles(storage, files, (path) => path.startsWith(prefix), options);
+	return listFiles(storage, files, (path) => path.startsWith(prefix), options, "file-time");
 }

@@ -24,7 +24,7 @@ import { io, type Task } from "./storage.ts";
 
 const FORMAT = "pi-session-tree listing catalog";
 /** Bumped whenever rows change meaning: a catalog of another version is rebuilt. */
-export const LISTING_CATALOG_VERSION = 2;
+export const LISTING_CATALOG_VERSION = 3;
 
 /** One listed file. */
 export interface CatalogRow {
@@ -68,7 +68,7 @@ function isCount(value: unknown): value is number {
 function isState(value: unknown): value is StoredState {
 	if (typeof value !== "object" || value === null) return false;
 	const state = value as { [field: string]: unknown };
-	const header = state.phase !== "session" || (typeof state.id === "string" && typeof state.cwd === "string");
+	const header = state.phase !== "session" || typeof state.cwd === "string"; // an id may be any JSON
 	return (
 		(state.phase === "none" || state.phase === "session" || state.phase === "rejected") &&
 		header &&

@@ -14,6 +14,8 @@ import { type FileStat, io, type Task } from "./storage.ts";
 export interface FileListing {
 	info: SessionInfo | null;
 	row?: CatalogRow;
+	/** The file's modification time as listed (none when it could not be found). */
+	mtimeMs?: number;
 }
 
 /** Whether a state's text, cut at `rowLimit`, gives the text cut at `limit`. */
@@ -29,7 +31,7 @@ function isJsonSafe(value: unknown): boolean {
 }
 
 function isStorable(state: ListingState): boolean {
-	return isJsonSafe(state.parentSession) && isJsonSafe(state.timestamp);
+	return isJsonSafe(state.id) && isJsonSafe(state.parentSession) && isJsonSafe(state.timestamp);
 }
 
 /** Where to start reading: after a row's last complete line if the file only grew since, else at 0. */
@@ -59,7 +61,7 @@ export function listingFromRow(
 	const known = row?.final ?? row?.state;
 	if (!row || !known || stat.isDirectory || row.size !== stat.size || row.mtimeMs !== stat.mtimeMs) return undefined;
 	return textServes(known, row.textLimit, textLimit)
-		? { info: listingInfo(path, known, stat.mtimeMs, textLimit), row }
+		? { info: listingInfo(path, known, stat.mtimeMs, textLimit), row, mtimeMs: stat.mtimeMs }
 		: undefined;
 }
 
@@ -85,7 +87,8 @@ export function* listFile(
 		const { state, offset, hash } = start;
 		const scan = yield* scanListing(path, stat.size, state, offset, hash, start.textLimit, signal, keepRow);
 		const info = listingInfo(path, scan.final, stat.mtimeMs, textLimit);
-		if (!keepRow || !scan.complete || !isStorable(scan.final) || !isStorable(scan.state)) return { info };
+		const { mtimeMs } = stat;
+		if (!keepRow || !scan.complete || !isStorable(scan.final) || !isStorable(scan.state)) return { info, mtimeMs };
 		const kept: CatalogRow = {
 			path,
 			size: stat.size,
@@ -96,7 +99,7 @@ export function* listFile(
 			state: scan.state,
 		};
 		if (scan.final !== scan.state) kept.final = scan.final;
-		return { info, row: kept };
+		return { info, row: kept, mtimeMs };
 	} catch (error) {
 		if (signal?.aborted) throw error;
 		return { info: null };

@@ -1,12 +1,9 @@
 /**
  * pi 1.6's `SessionInfo` rules as a fold over a session's records: a small state of plain JSON data that
  * takes one record at a time, so that a listing can stop anywhere, keep the state, and go on when the file
- * grows. The one copy of these rules: `sessionInfoOf` (all records at once) folds with it too.
+ * grows. The one copy of these rules: `sessionInfoTask` (every line parsed) folds with it too.
  * @module
  */
-import type { FileEntry } from "./entries.ts";
-import { isValidHeader } from "./load.ts";
-import { normalizeSessionName } from "./tree.ts";
 
 /** pi's `SessionInfo`: what a session picker shows. */
 export interface SessionInfo {
@@ -35,8 +32,8 @@ export type ListingPhase = "none" | "session" | "rejected";
  */
 export interface ListingState {
 	phase: ListingPhase;
-	/** The header's `id`, `cwd` (as pi shows it), and its `parentSession` and `timestamp` as written. */
-	id?: string;
+	/** The header's `id` (any JSON: pi 1.6 lists it as it is), `cwd` (as pi shows it), and its `parentSession` and `timestamp` as written. */
+	id?: unknown;
 	cwd?: string;
 	parentSession?: unknown;
 	timestamp?: unknown;
@@ -68,13 +65,30 @@ export function cutText(text: string, limit: number | undefined): string {
 	return text.slice(0, splitsPair ? limit - 1 : limit);
 }
 
+/**
+ * A record that makes pi 1.6's listing fail on the file (its summary throws, and a file whose summary
+ * throws is no row): a session name that is not a string, a message entry without a message, a user or
+ * assistant message whose content is neither a string nor an array, a content block that is null.
+ */
+class UnlistableRecord extends Error {}
+
+/** The text of a user or assistant message's content, by pi 1.6's rules (text blocks joined by spaces). */
 function textOf(content: unknown): string {
 	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content
-		.filter((block): block is { type: "text"; text: string } => block?.type === "text")
-		.map((block) => block.text)
-		.join(" ");
+	if (!Array.isArray(content)) throw new UnlistableRecord("content that is neither a string nor an array");
+	const texts: unknown[] = [];
+	for (const block of content) {
+		if (block === null || block === undefined) throw new UnlistableRecord("a content block that is null");
+		if ((block as { type?: unknown }).type === "text") texts.push((block as { text?: unknown }).text);
+	}
+	return texts.join(" "); // any text that is not a string is given as `join` gives it, as in pi
+}
+
+/** A session name as pi 1.6's listing takes it: trimmed, and none when empty. */
+function listedName(name: unknown): string | undefined {
+	if (name === undefined || name === null) return undefined;
+	if (typeof name !== "string") throw new UnlistableRecord("a session name that is not a string");
+	return name.trim() || undefined;
 }
 
 /**
@@ -83,14 +97,18 @@ function textOf(content: unknown): string {
  */
 const PAST_LAST_DATE = 8.64e15 + 1;
 
-/** Fold one record that follows the header (pi's `buildSessionInfo` loop). */
-export function foldRecord(state: ListingState, record: FileEntry, textLimit: number | undefined): void {
-	if (record.type === "session_info") state.name = normalizeSessionName(record.name);
+/**
+ * Fold one record that follows the header (pi 1.6's `buildSessionInfo` loop). Throws `UnlistableRecord`
+ * (or the `TypeError` a time that is no time gives `Date`) where pi's listing fails on the file.
+ */
+function foldRecord(state: ListingState, record: { [field: string]: unknown }, textLimit: number | undefined): void {
+	if (record.type === "session_info") state.name = listedName(record.name);
 	if (record.type !== "message") return;
 	state.messageCount++;
-	const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown };
+	const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown } | null | undefined;
+	if (message === null || message === undefined) throw new UnlistableRecord("a message entry without a message");
 	// As pi: only user and assistant messages that have content count as activity and text.
-	if (typeof message !== "object" || message === null || !("content" in message)) return;
+	if (typeof message !== "object" || typeof message.role !== "string" || !("content" in message)) return;
 	if (message.role !== "user" && message.role !== "assistant") return;
 	// As pi: a time that is not a string is still given to `Date` (a number is milliseconds).
 	const activity =
@@ -118,36 +136,32 @@ export function foldText(
 	state.text = cutText(joined, textLimit);
 }
 
-/** Take the header's fields. */
-export function startSession(state: ListingState, header: FileEntry): void {
-	const { id, cwd, parentSession, timestamp } = header as { [field: string]: unknown };
+/** Take the header's fields (throws where pi's listing would: a time `Date` cannot take). */
+function startSession(state: ListingState, header: { [field: string]: unknown }): void {
+	const { id, cwd, parentSession, timestamp } = header;
+	new Date(timestamp as never); // pi's `created`: a value that is no time at all (an object without one) fails the file
 	state.phase = "session";
-	state.id = id as string;
+	if (id !== undefined) state.id = id;
 	state.cwd = typeof cwd === "string" ? cwd : "";
 	if (parentSession !== undefined) state.parentSession = parentSession;
 	if (timestamp !== undefined) state.timestamp = timestamp;
 }
 
-function isRecord(value: unknown): value is FileEntry {
-	return (
-		typeof value === "object" &&
-		value !== null &&
-		!Array.isArray(value) &&
-		typeof (value as { type?: unknown }).type === "string"
-	);
-}
-
 /**
- * Fold one line's parsed JSON (`undefined` for a line that is not JSON). Before the header, as a full read
- * decides (load.ts): unreadable lines and JSON that is falsy are skipped, and the first record must be a
- * valid header; any other truthy JSON there makes the file no session.
+ * Fold one line's parsed JSON (`undefined` for a line that is not JSON), by pi 1.6's listing rules: lines
+ * that are not JSON, and JSON that is falsy, are skipped; the first other value must have `type`
+ * `"session"` (any id will do), else the file is no session; after it, a record that makes pi's listing
+ * fail makes the file no session too (and nothing after it matters).
  */
 export function foldValue(state: ListingState, value: unknown, textLimit: number | undefined): void {
-	if (state.phase === "session") {
-		if (isRecord(value)) foldRecord(state, value, textLimit);
-	} else if (state.phase === "none") {
-		if (isRecord(value) && isValidHeader(value)) startSession(state, value);
-		else if (value) state.phase = "rejected";
+	if (!value || state.phase === "rejected") return;
+	const record = value as { [field: string]: unknown };
+	try {
+		if (state.phase === "session") foldRecord(state, record, textLimit);
+		else if (record.type === "session") startSession(state, record);
+		else state.phase = "rejected";
+	} catch {
+		state.phase = "rejected";
 	}
 }
 
@@ -337,7 +351,7 @@ export function listingInfo(
 	}
 	const info: SessionInfo = {
 		path,
-		id: state.id as string,
+		id: state.id as string, // as written: pi 1.6 lists a header whose id is no string too
 		cwd: state.cwd ?? "",
 		name: state.name,
 		parentSessionPath: state.parentSession as string | undefined,
