@@ -117,12 +117,14 @@ export function* findByHeaderId(dir: string, id: string, cwd?: CwdFilter): Task<
 	return null;
 }
 
-const lenientDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+/** Decodes a whole file as our reads do: a BOM at its start dropped, bad UTF-8 as U+FFFD. */
+const fileDecoder = new TextDecoder();
 
 /**
- * The `SessionInfo` of one file by pi 1.6's listing rules, the plain way: the whole file read and decoded
- * (a BOM kept, bad UTF-8 as U+FFFD), split into lines as `readline` splits them, every line parsed;
- * `null` when it is no session or cannot be read. Listings read less (listing-scan.ts) and must agree with it.
+ * The `SessionInfo` of one file by the listing's rules, the plain way: the whole file read and decoded,
+ * split into lines as our reads split them (at line feeds, a carriage return before one dropped), every
+ * line parsed; `null` when it is no session or cannot be read. Listings read less (listing-scan.ts) and
+ * must agree with it.
  */
 export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<SessionInfo | null> {
 	try {
@@ -131,7 +133,7 @@ export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<Sessi
 		const bytes = yield* io("readRange", path, 0, stat.size);
 		signal?.throwIfAborted();
 		const state = emptyListingState();
-		for (const line of lenientDecoder.decode(bytes).split(/\r\n|\n|\r/)) {
+		for (const line of fileDecoder.decode(bytes).split(/\r?\n/)) {
 			let value: unknown;
 			try {
 				value = JSON.parse(line);

@@ -33,12 +33,8 @@ const TRUE = encoder.encode("true");
 const FALSE = encoder.encode("false");
 const NULL = encoder.encode("null");
 
-/**
- * JSON's whitespace but for the carriage return: pi 1.6's listing reads lines as `readline` splits them,
- * where a carriage return ends a line, so a line with one inside is parsed (and split) instead.
- */
 function isWhitespace(byte: number): boolean {
-	return byte === 0x20 || byte === 0x09 || byte === 0x0a;
+	return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
 }
 
 function isDigit(byte: number | undefined): boolean {

@@ -69,12 +69,11 @@ function foldFields(
 	foldTextPieces(state, role, activity, bytes, pieces, limit);
 }
 
-/**
- * Fold one line (without its line feed) as pi 1.6's listing reads it: split as `readline` splits lines (a
- * carriage return before the line feed belongs to it; one anywhere else ends a line too), and a BOM is
- * part of the first line (which then is no JSON).
- */
-function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: number, limit?: number) {
+/** Fold one line (without its line feed), as the line splitter of a full read would give it. */
+function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: number, first: boolean, limit?: number) {
+	if (first && end - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) {
+		start += 3; // a BOM
+	}
 	if (end > start && bytes[end - 1] === CR) end--;
 	if (start === end || state.phase === "rejected") return;
 	if (state.phase === "session") {
@@ -89,13 +88,7 @@ function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: nu
 			if (fields) return foldFields(state, bytes, fields, kind === USER_LINE ? "user" : "assistant", limit);
 		}
 	}
-	// Only here can a line hold a carriage return: the byte-level readers above refuse one.
-	for (let from = start; from <= end; ) {
-		const at = bytes.subarray(from, end).indexOf(CR);
-		const to = at === -1 ? end : from + at;
-		if (to > from) foldValue(state, parseBytes(bytes, from, to), limit);
-		from = to + 1;
-	}
+	foldValue(state, parseBytes(bytes, start, end), limit);
 }
 
 /** The parts, joined (`length` bytes in all). */
@@ -158,9 +151,9 @@ export function* scanListing(
 				const line = concat(pending, pendingLength + i - start);
 				pending = [];
 				pendingLength = 0;
-				takeLine(state, line, 0, line.length, textLimit);
+				takeLine(state, line, 0, line.length, lineStart === 0, textLimit);
 			} else {
-				takeLine(state, chunk, start, i, textLimit);
+				takeLine(state, chunk, start, i, lineStart === 0, textLimit);
 			}
 			lineStart = position + i + 1;
 			start = i + 1;
@@ -180,7 +173,7 @@ export function* scanListing(
 	let final = state;
 	if (pendingLength > 0 && position >= size && state.phase !== "rejected") {
 		final = { ...state };
-		takeLine(final, concat(pending, pendingLength), 0, pendingLength, textLimit);
+		takeLine(final, concat(pending, pendingLength), 0, pendingLength, lineStart === 0, textLimit);
 	}
 	const checkStart = Math.max(0, lineStart - TAIL_CHECK_BYTES);
 	let tailHash = lineStart === offset ? offsetHash : withTailHash ? undefined : "";

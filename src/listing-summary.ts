@@ -5,9 +5,12 @@
  * @module
  */
 
+import { normalizeSessionName } from "./tree.ts";
+
 /** pi's `SessionInfo`: what a session picker shows. */
 export interface SessionInfo {
 	path: string;
+	/** The header's id; as in pi 1.6, a damaged header's may be any JSON value (or missing), and is listed as it is. */
 	id: string;
 	/** Working directory where the session was started; empty for old sessions. */
 	cwd: string;
@@ -66,29 +69,35 @@ export function cutText(text: string, limit: number | undefined): string {
 }
 
 /**
- * A record that makes pi 1.6's listing fail on the file (its summary throws, and a file whose summary
- * throws is no row): a session name that is not a string, a message entry without a message, a user or
- * assistant message whose content is neither a string nor an array, a content block that is null.
+ * The text of a user or assistant message's content: a string, or its text blocks' texts joined by spaces
+ * (a text that is no string as `join` gives it, as pi's listing does). Where pi's listing throws on the
+ * content (neither a string nor an array, a block that is null, a text `String` cannot convert), the
+ * session is left out of pi's listing; here that content has no text (README: differences from pi).
  */
-class UnlistableRecord extends Error {}
-
-/** The text of a user or assistant message's content, by pi 1.6's rules (text blocks joined by spaces). */
 function textOf(content: unknown): string {
 	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) throw new UnlistableRecord("content that is neither a string nor an array");
-	const texts: unknown[] = [];
-	for (const block of content) {
-		if (block === null || block === undefined) throw new UnlistableRecord("a content block that is null");
-		if ((block as { type?: unknown }).type === "text") texts.push((block as { text?: unknown }).text);
-	}
-	return texts.join(" "); // any text that is not a string is given as `join` gives it, as in pi
+	if (!Array.isArray(content)) return "";
+	const texts: string[] = [];
+	for (const block of content) if (block?.type === "text") texts.push(joinedText(block.text));
+	return texts.join(" ");
 }
 
-/** A session name as pi 1.6's listing takes it: trimmed, and none when empty. */
-function listedName(name: unknown): string | undefined {
-	if (name === undefined || name === null) return undefined;
-	if (typeof name !== "string") throw new UnlistableRecord("a session name that is not a string");
-	return name.trim() || undefined;
+function joinedText(text: unknown): string {
+	if (text === undefined || text === null) return "";
+	try {
+		return String(text);
+	} catch {
+		return "";
+	}
+}
+
+/** `new Date(value).getTime()`, or NaN where `Date` throws (an object whose own `toString` is no function). */
+function timeOf(value: unknown): number {
+	try {
+		return new Date(value as never).getTime();
+	} catch {
+		return Number.NaN;
+	}
 }
 
 /**
@@ -98,21 +107,19 @@ function listedName(name: unknown): string | undefined {
 const PAST_LAST_DATE = 8.64e15 + 1;
 
 /**
- * Fold one record that follows the header (pi 1.6's `buildSessionInfo` loop). Throws `UnlistableRecord`
- * (or the `TypeError` a time that is no time gives `Date`) where pi's listing fails on the file.
+ * Fold one record that follows the header (pi 1.6's `buildSessionInfo` loop). Where pi's listing throws
+ * (a name that is no string, a message entry without a message), the record only counts as it can.
  */
 function foldRecord(state: ListingState, record: { [field: string]: unknown }, textLimit: number | undefined): void {
-	if (record.type === "session_info") state.name = listedName(record.name);
+	if (record.type === "session_info") state.name = normalizeSessionName(record.name);
 	if (record.type !== "message") return;
 	state.messageCount++;
-	const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown } | null | undefined;
-	if (message === null || message === undefined) throw new UnlistableRecord("a message entry without a message");
+	const message = record.message as { role?: unknown; content?: unknown; timestamp?: unknown };
 	// As pi: only user and assistant messages that have content count as activity and text.
-	if (typeof message !== "object" || typeof message.role !== "string" || !("content" in message)) return;
+	if (typeof message !== "object" || message === null || !("content" in message)) return;
 	if (message.role !== "user" && message.role !== "assistant") return;
 	// As pi: a time that is not a string is still given to `Date` (a number is milliseconds).
-	const activity =
-		typeof message.timestamp === "number" ? message.timestamp : new Date(record.timestamp as never).getTime();
+	const activity = typeof message.timestamp === "number" ? message.timestamp : timeOf(record.timestamp);
 	foldText(state, message.role, activity, textOf(message.content), textLimit);
 }
 
@@ -136,10 +143,9 @@ export function foldText(
 	state.text = cutText(joined, textLimit);
 }
 
-/** Take the header's fields (throws where pi's listing would: a time `Date` cannot take). */
+/** Take the header's fields. */
 function startSession(state: ListingState, header: { [field: string]: unknown }): void {
 	const { id, cwd, parentSession, timestamp } = header;
-	new Date(timestamp as never); // pi's `created`: a value that is no time at all (an object without one) fails the file
 	state.phase = "session";
 	if (id !== undefined) state.id = id;
 	state.cwd = typeof cwd === "string" ? cwd : "";
@@ -150,19 +156,14 @@ function startSession(state: ListingState, header: { [field: string]: unknown })
 /**
  * Fold one line's parsed JSON (`undefined` for a line that is not JSON), by pi 1.6's listing rules: lines
  * that are not JSON, and JSON that is falsy, are skipped; the first other value must have `type`
- * `"session"` (any id will do), else the file is no session; after it, a record that makes pi's listing
- * fail makes the file no session too (and nothing after it matters).
+ * `"session"` (any id will do, as pi lists it), else the file is no session and nothing after it matters.
  */
 export function foldValue(state: ListingState, value: unknown, textLimit: number | undefined): void {
 	if (!value || state.phase === "rejected") return;
 	const record = value as { [field: string]: unknown };
-	try {
-		if (state.phase === "session") foldRecord(state, record, textLimit);
-		else if (record.type === "session") startSession(state, record);
-		else state.phase = "rejected";
-	} catch {
-		state.phase = "rejected";
-	}
+	if (state.phase === "session") foldRecord(state, record, textLimit);
+	else if (record.type === "session") startSession(state, record);
+	else state.phase = "rejected";
 }
 
 /** States whose `text` is decoded when first read (a catalog's rows): how to decode it, and from how many bytes. */
@@ -355,7 +356,7 @@ export function listingInfo(
 		cwd: state.cwd ?? "",
 		name: state.name,
 		parentSessionPath: state.parentSession as string | undefined,
-		created: new Date(state.timestamp as string),
+		created: new Date(timeOf(state.timestamp)),
 		modified: new Date(modified),
 		messageCount: state.messageCount,
 		firstMessage: state.firstMessage || "(no messages)",
