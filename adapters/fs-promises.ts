@@ -42,14 +42,6 @@ export function storageErrorOf(error: unknown, path: string): StorageError {
 }
 
 const COPY_CHUNK_BYTES = 1 << 20;
-/** Ranges up to this size are read without asking the file's size first (see `readRange`). */
-const DIRECT_READ_BYTES = 64 << 20;
-
-/** How much of `start..end` a file holds. */
-async function heldLength(handle: FileHandleLike, start: number, end: number): Promise<number> {
-	const { size } = await handle.stat();
-	return Math.min(end, size) - start;
-}
 
 /** Error codes of a file system that has no hard links (or none for this file). */
 const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"]);
@@ -291,24 +283,18 @@ export function fsPromisesStorage(
 			guarded(path, async (real) => {
 				const handle = await fs.open(real, "r");
 				try {
-					// A range of bounded size is read into a buffer of its size, without asking the file's
-					// size first: each step of a read is a trip through the event loop, and the steps of a
-					// read asked for ahead only advance when the reader lets the loop run. A huge range is
-					// sized by what the file holds.
-					const length = end - start <= DIRECT_READ_BYTES ? end - start : await heldLength(handle, start, end);
-					const buffer = new Uint8Array(Math.max(0, length));
+					// Size the buffer by what the file holds, not by the range asked for (which may be huge).
+					const { size } = await handle.stat();
+					const buffer = new Uint8Array(Math.max(0, Math.min(end, size) - start));
 					let filled = 0;
 					while (filled < buffer.length) {
 						const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, start + filled);
 						if (bytesRead === 0) break;
 						filled += bytesRead;
 					}
-					if (filled === buffer.length) return buffer;
-					// Short (the end of the file): a copy, so that the unread part of the buffer is not kept.
-					return filled < buffer.length / 2 ? buffer.slice(0, filled) : buffer.subarray(0, filled);
+					return filled === buffer.length ? buffer : buffer.subarray(0, filled);
 				} finally {
-					// Not waited for: the bytes are read, and a read-only handle has nothing left to lose.
-					handle.close().catch(() => undefined);
+					await handle.close();
 				}
 			}),
 		append: (path, data, durable) =>

@@ -371,11 +371,8 @@ export class SessionManager {
 	): Promise<SessionInfo[]> {
 		const dir = sessionDir ? resolvePath(sessionDir) : getDefaultSessionDir(cwd);
 		const filter = cwdFilterFor(cwd, sessionDir);
-		const included = (session: SessionInfo) => filter === undefined || filter(session.cwd);
-		const progress: SessionListProgress | undefined = onProgress
-			? (loaded, total, sessions) => onProgress(loaded, total, sessions?.filter(included))
-			: undefined;
-		return (await listSessions(createNodeStorage(), dir, { onProgress: progress, signal })).filter(included);
+		const included = filter && ((session: SessionInfo) => filter(session.cwd));
+		return listSessions(createNodeStorage(), dir, { onProgress, signal, filter: included });
 	}
 
 	/** Sessions of every project (or of one sessions directory), most recently modified first. */

@@ -89,6 +89,9 @@ async function connectNode(worker: NodeWorkerLike): Promise<Connection> {
 	};
 }
 
+/** How long `startEngineWorker` waits for a worker's first answer by default (a bundle may load slowly). */
+const START_TIMEOUT_MS = 60_000;
+
 function connectWeb(worker: Worker): Connection {
 	return {
 		endpoint: worker,
@@ -114,17 +117,18 @@ function connectWeb(worker: Worker): Connection {
  * Worker of it (for example with `resourceLimits`). If the worker dies, every call waiting on it and every
  * later call rejects with `EngineWorkerError` (its `cause` says why); a worker that fails to load rejects
  * this call. A call whose arguments or answer cannot be read on the other side rejects with
- * `UnreadableMessageError`.
+ * `UnreadableMessageError`. A worker that has not answered within `startTimeoutMs` (60 s by default) is
+ * ended, and this call rejects with `EngineWorkerError`.
  * @example
  * const { engine, terminate } = await startEngineWorker({ storage: "node" });
  * const sessions = await engine.listAll((done, total) => console.log(done, total));
  * await terminate();
  */
 export async function startEngineWorker(
-	config: WorkerEngineConfig & { worker?: Worker | NodeWorkerLike },
+	config: WorkerEngineConfig & { worker?: Worker | NodeWorkerLike; startTimeoutMs?: number },
 ): Promise<EngineWorker> {
 	registerTransferHandlers();
-	const { worker: given, ...engineConfig } = config;
+	const { worker: given, startTimeoutMs = START_TIMEOUT_MS, ...engineConfig } = config;
 	let connection: Connection;
 	if (given) {
 		connection = "addEventListener" in given ? connectWeb(given) : await connectNode(given);
@@ -148,6 +152,12 @@ export async function startEngineWorker(
 		void connection.end();
 	});
 	const factory = Comlink.wrap<EngineFactory>(connection.endpoint);
+	// A worker that neither answers nor fails where this thread can see it (Deno has been seen to lose a
+	// module's load error now and then) must not keep this call waiting for ever.
+	const silence = setTimeout(() => {
+		const waited = `no answer within ${startTimeoutMs} ms (it may have failed to load without saying so)`;
+		lifeline.die(new EngineWorkerError(`the engine worker did not start: ${waited}`));
+	}, startTimeoutMs);
 	try {
 		const deadThreads = knownDeadThreads();
 		port = guardedEndpoint(await lifeline.guard(factory.createEngine({ ...engineConfig, deadThreads })), "caller");
@@ -155,6 +165,8 @@ export async function startEngineWorker(
 		ending = true;
 		await connection.end();
 		throw error;
+	} finally {
+		clearTimeout(silence);
 	}
 	// A factory that has no `lifeLock` (a host of an older version) rejects the call: then nothing is watched.
 	const askLife = factory.lifeLock as unknown as () => Promise<string | undefined>;

@@ -39,6 +39,11 @@ export interface ListOptions {
 	 * from where their row stopped. Unset: every file is read. The catalog is a cache: a damaged one is rebuilt.
 	 */
 	catalog?: string;
+	/**
+	 * Only the sessions this accepts are listed (and published as progress): applied before the sessions are
+	 * ordered, as pi 1.6's `list` filters by working directory before it sorts.
+	 */
+	filter?: (session: SessionInfo) => boolean;
 }
 
 /** Which header working directories a search accepts: one exactly, or those a predicate accepts. */
@@ -228,16 +233,17 @@ async function listFiles(
 			listFile(path, previous, textLimit, options.signal, stat, catalog !== undefined),
 			storage,
 		);
-		const { info, row } = listing;
+		const { row } = listing;
 		if (row) rows.push(row);
 		if (row !== previous) changed = true;
 		loaded++;
+		const info = listing.info && (options.filter?.(listing.info) ?? true) ? listing.info : null;
 		if (info) found.push(info);
 		if (options.onProgress) {
 			const publish = loaded === 1 || loaded % publishEvery === 0 || loaded === files.length;
 			options.onProgress(loaded, files.length, publish ? newestFirst([...found]) : undefined);
 		}
-		return listing;
+		return { info, mtimeMs: listing.mtimeMs };
 	});
 	if (catalog && options.catalog) {
 		// Rows of files that are gone are dropped with the rest of the listed scope.

@@ -30,8 +30,13 @@ function isJsonSafe(value: unknown): boolean {
 	return Object.values(value).every(isJsonSafe);
 }
 
+/** Whether a catalog can keep the state (a value nested too deep to check is not kept: the file is read again). */
 function isStorable(state: ListingState): boolean {
-	return isJsonSafe(state.id) && isJsonSafe(state.parentSession) && isJsonSafe(state.timestamp);
+	try {
+		return isJsonSafe(state.id) && isJsonSafe(state.parentSession) && isJsonSafe(state.timestamp);
+	} catch {
+		return false;
+	}
 }
 
 /** Where to start reading: after a row's last complete line if the file only grew since, else at 0. */

@@ -141,10 +141,10 @@ export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 /** Reads of at least this many bytes, one right after another, are read ahead. */
 const READ_AHEAD_MIN_BYTES = 256 << 10;
 /**
- * How many ranges are asked for ahead. One is not enough where a read takes several round trips through
- * the event loop (Node's `fs.promises`: open, stat, read, close), since each step waits for the task to
- * let the loop run: with one ahead only its first step overlapped the work, and a lazy open of 100 MB
- * spent 140–260 ms waiting for reads; with four each read has had as many turns by the time it is wanted.
+ * How many ranges are asked for ahead. One is not enough where a read takes several trips through the
+ * event loop (Node's `fs.promises`: open, stat, read, close), since each step waits for the task to let
+ * the loop run: with one ahead, a lazy open of 100 MB spent 138–260 ms waiting for reads; with two, the
+ * next has had the turns of the one before it by the time it is wanted.
  */
 const READ_AHEAD_DEPTH = 2;
 
@@ -158,9 +158,12 @@ interface AheadRead {
 /**
  * Sequential reads overlapped with the work between them: when a task reads a file range by range (the
  * second read starting where the first ended, each at least `READ_AHEAD_MIN_BYTES` and answered in full),
- * the next `READ_AHEAD_DEPTH` ranges of the same size are asked for at once, and handed over in order if
- * that is what the task asks for next. Any other operation drops them (they are only ever reads, so
- * dropping them changes nothing).
+ * the next `READ_AHEAD_DEPTH` ranges of the same size are asked for, and handed over if the task asks for
+ * one of them next (or for the start of one: the last range of a file, cut at its size). The ranges ahead
+ * are read one after another, never at once: of a file that grows meanwhile, a later range is read no
+ * earlier than the one before it, so what the task is handed is what the file held at some moment, and a
+ * read that comes back short ends what it is handed. Any other operation drops them (they are only ever
+ * reads, so dropping them changes nothing).
  */
 class ReadAhead {
 	readonly #storage: Storage;
@@ -175,15 +178,19 @@ class ReadAhead {
 
 	async read(...[path, start, end]: Args<"readRange">): Promise<Uint8Array> {
 		const next = this.#ahead[0];
-		const hit = next !== undefined && this.#aheadPath === path && next.start === start && next.end === end;
+		const hit = next !== undefined && this.#aheadPath === path && next.start === start && end <= next.end;
 		if (hit) this.#ahead.shift();
 		else this.#ahead = [];
 		const bytes = hit
-			? await next.bytes.catch(() => this.#storage.readRange(path, start, end)) // its failure is not reported: asked again
+			? await next.bytes.then(
+					(read) => (read.length > end - start ? read.subarray(0, end - start) : read),
+					() => this.#storage.readRange(path, start, end), // its failure is not reported: asked again
+				)
 			: await this.#storage.readRange(path, start, end);
 		const sequential = this.#last?.path === path && this.#last.end === start;
 		this.#last = { path, end };
 		const length = end - start;
+		if (this.#ahead[0] !== undefined && this.#ahead[0].start !== end) this.#ahead = [];
 		if (sequential && length >= READ_AHEAD_MIN_BYTES && bytes.length === length) this.#askAhead(path, end, length);
 		else this.#ahead = [];
 		return bytes;
@@ -195,14 +202,19 @@ class ReadAhead {
 		return operation(...args);
 	}
 
-	/** Keep `READ_AHEAD_DEPTH` ranges of `length` asked for, following on from `from`. */
+	/** Keep `READ_AHEAD_DEPTH` ranges of `length` asked for, following on from `from`, each after the one before. */
 	#askAhead(path: string, from: number, length: number): void {
 		this.#aheadPath = path;
 		let at = this.#ahead.at(-1)?.end ?? from;
 		while (this.#ahead.length < READ_AHEAD_DEPTH) {
 			const start = at;
-			// Started a tick later: a storage that throws at once must not fail the read that worked.
-			const bytes = Promise.resolve().then(() => this.#storage.readRange(path, start, start + length));
+			// After the range before it has been read (its failure too). Never before the next tick: a storage
+			// that throws at once must not fail the read that worked.
+			const before: Promise<unknown> = this.#ahead.at(-1)?.bytes ?? Promise.resolve();
+			const bytes = before.then(
+				() => this.#storage.readRange(path, start, start + length),
+				() => this.#storage.readRange(path, start, start + length),
+			);
 			bytes.catch(() => {}); // never reported: the read is asked again when it is wanted
 			this.#ahead.push({ start, end: start + length, bytes });
 			at = start + length;
@@ -214,20 +226,27 @@ class ReadAhead {
 const SLICE_MS = 10;
 
 /**
- * Resolve after the event loop has handled pending messages and timers: by `setImmediate` in Node and
- * Bun, whose turn costs nothing, where `setTimeout(0)` waits 1 ms; else by `setTimeout(0)`. Deno has a
- * `setImmediate` too, for Node's sake, but in a Deno worker a message from the parent (a cancellation)
- * can wait behind many of its turns (measured: a whole 300 ms open), and behind one `setTimeout(0)` at
- * most. (A message to itself through a `MessageChannel` would spare a browser its 4 ms clamp, but in a
- * Deno worker it kept a cancellation waiting as well: tried, and flaky there.)
+ * Resolve after the event loop has handled pending messages and timers: by `setImmediate` where there is
+ * one (Node, Bun, Deno), whose turn costs nothing, where `setTimeout(0)` waits 1 ms (2 ms in Deno); else
+ * by `setTimeout(0)`. Deno's `setImmediate` (there for Node's sake) can keep a message from the parent of a
+ * worker (a cancellation) waiting behind many of its turns (measured: through a whole 300 ms open), and
+ * behind one `setTimeout(0)` at most: there every `DENO_TIMEOUT_EVERY`-th pause is one, so a message waits
+ * about 50 ms at most for a pause's 2 ms. (A message to itself through a `MessageChannel` would spare a
+ * browser its 4 ms clamp, but in a Deno worker it kept a cancellation waiting as well: tried, and flaky.)
  */
 function nextMacrotask(): Promise<void> {
-	const immediate = "Deno" in globalThis ? undefined : (globalThis as { setImmediate?: Immediate }).setImmediate;
-	if (immediate) return new Promise((resolve) => immediate(resolve));
+	const immediate = (globalThis as { setImmediate?: Immediate }).setImmediate;
+	const deno = "Deno" in globalThis;
+	if (immediate && !(deno && ++denoPauses % DENO_TIMEOUT_EVERY === 0)) {
+		return new Promise((resolve) => immediate(resolve));
+	}
 	return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 type Immediate = (callback: () => void) => unknown;
+
+const DENO_TIMEOUT_EVERY = 5;
+let denoPauses = 0;
 
 /** Run a task against a synchronous storage (see `runTask`). */
 export function runTaskSync<T>(task: Task<T>, storage: SyncStorage): T {

@@ -1,6 +1,7 @@
 /**
- * The cold listing reads lines without parsing those it does not show: it must give exactly what a full
- * read (every line parsed, records migrated: `sessionInfoTask`) gives, whatever the file holds.
+ * The cold listing reads lines without parsing those it does not show: it must give exactly what parsing
+ * every line (`sessionInfoTask`, folding with the same rules) gives, whatever the file holds. That the
+ * rules are pi 1.6.0's is shown against pi itself in listing-pi16.test.ts.
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";

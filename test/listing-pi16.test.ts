@@ -12,6 +12,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
+import { SessionManager } from "../adapters/pi-compat.ts";
 import { listAllSessions, listSessions, type SessionInfo } from "../src/index.ts";
 import { listingCatalogPath } from "../src/listing-catalog.ts";
 import { comparable, sessionFileArbitrary } from "./support/listing-sessions.ts";
@@ -19,7 +20,7 @@ import { pi16 } from "./support/pi16.ts";
 
 const piManager = pi16.SessionManager as unknown as {
 	listAll(): Promise<SessionInfo[]>;
-	list(cwd: string): Promise<SessionInfo[]>;
+	list(cwd: string, sessionDir?: string): Promise<SessionInfo[]>;
 };
 
 /** Lines that test pi's rules where they are odd (none of them is a documented difference). */
@@ -168,6 +169,9 @@ describe("listing as pi 1.6.0 lists", () => {
 					expect(rows(await listAllSessions(storage, root, { catalog }))).toEqual(expected);
 					expect(rows(await listAllSessions(storage, root, { catalog }))).toEqual(expected);
 					expect(rows(await listSessions(storage, dirs[0] as string))).toEqual(rows(await piManager.list("/p")));
+					// A directory not cwd's own: pi filters by cwd before it sorts, and so does the facade.
+					const other = dirs[1] as string;
+					expect(rows(await SessionManager.list("/p", other))).toEqual(rows(await piManager.list("/p", other)));
 				} finally {
 					rmSync(agentDir, { recursive: true, force: true });
 				}

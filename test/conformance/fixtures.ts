@@ -94,6 +94,17 @@ async function brokenWorker(): Promise<NonNullable<Parameters<typeof startEngine
 	return new Worker(url, { type: "module" });
 }
 
+/** A worker that loads and then never answers. */
+async function silentWorker(): Promise<NonNullable<Parameters<typeof startEngineWorker>[0]["worker"]>> {
+	const source = "setInterval(() => {}, 1000);";
+	if (isNode) {
+		const { Worker: NodeWorker } = await import("node:worker_threads");
+		return new NodeWorker(new URL(`data:text/javascript,${encodeURIComponent(source)}`));
+	}
+	const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+	return new Worker(url, { type: "module" });
+}
+
 /** The error a promise rejects with, or "resolved". */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 	return promise.then(
@@ -129,9 +140,24 @@ export function runWorkerLife(t: TestApi): void {
 		});
 
 		t.it("a worker whose module fails to load rejects startEngineWorker with the reason", async () => {
-			const error = await rejectionOf(startEngineWorker({ storage: "memory", worker: await brokenWorker() }));
+			const broken = await brokenWorker();
+			const error = await rejectionOf(startEngineWorker({ storage: "memory", worker: broken, startTimeoutMs: 10_000 }));
 			t.expect(error instanceof EngineWorkerError).toBe(true);
-			t.expect(String((error as Error).cause).includes("boom")).toBe(true);
+			// Deno now and then loses the load error of a module worker (seen about once in ten runs of the
+			// whole suite, never alone): the call then ends by the start timeout instead, as it must.
+			const lost = "Deno" in globalThis && (error as Error).message.includes("did not start: no answer within");
+			t.expect(lost || String((error as Error).cause).includes("boom")).toBe(true);
+		});
+
+		t.it("a worker that never answers rejects startEngineWorker after startTimeoutMs", async () => {
+			const silent = await silentWorker();
+			const started = Date.now();
+			const error = await rejectionOf(startEngineWorker({ storage: "memory", worker: silent, startTimeoutMs: 300 }));
+			t.expect(error instanceof EngineWorkerError).toBe(true);
+			t.expect((error as Error).message).toBe(
+				"the engine worker did not start: no answer within 300 ms (it may have failed to load without saying so)",
+			);
+			t.expect(Date.now() - started < 5000).toBe(true);
 		});
 
 		t.it("a storage the worker has no factory for rejects startEngineWorker, naming those it has", async () => {
