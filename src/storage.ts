@@ -141,12 +141,13 @@ export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 /** Reads of at least this many bytes, one right after another, are read ahead. */
 const READ_AHEAD_MIN_BYTES = 256 << 10;
 /**
- * How many ranges are asked for ahead. One is not enough where a read takes several trips through the
- * event loop (Node's `fs.promises`: open, stat, read, close), since each step waits for the task to let
- * the loop run: with one ahead, a lazy open of 100 MB spent 138–260 ms waiting for reads; with two, the
- * next has had the turns of the one before it by the time it is wanted.
+ * How many ranges are asked for ahead, each read after the one before it (read at once, a file that grows
+ * meanwhile could be handed over as a prefix it never had). Measured in a lazy open of 100 MB over Node's
+ * `fs.promises` (open, stat, read, close: each a trip through the event loop, which only turns when the
+ * task waits): with one ahead it waited 138–260 ms for reads, with two read one after another 131–268 ms;
+ * one it is, since every range ahead holds memory (8 MiB each in a lazy open of a big file).
  */
-const READ_AHEAD_DEPTH = 2;
+const READ_AHEAD_DEPTH = 1;
 
 /** A range asked for ahead. */
 interface AheadRead {
