@@ -83,9 +83,8 @@ export function runEngineConformance(
 
 const isNode = !("Bun" in globalThis) && !("Deno" in globalThis);
 
-/** A worker of this runtime whose module throws while loading. */
-async function brokenWorker(): Promise<NonNullable<Parameters<typeof startEngineWorker>[0]["worker"]>> {
-	const source = "throw new Error('boom')";
+/** A worker of this runtime running `source` as its module. */
+async function workerOf(source: string): Promise<NonNullable<Parameters<typeof startEngineWorker>[0]["worker"]>> {
 	if (isNode) {
 		const { Worker: NodeWorker } = await import("node:worker_threads");
 		return new NodeWorker(new URL(`data:text/javascript,${encodeURIComponent(source)}`));
@@ -94,16 +93,10 @@ async function brokenWorker(): Promise<NonNullable<Parameters<typeof startEngine
 	return new Worker(url, { type: "module" });
 }
 
+/** A worker whose module throws while loading. */
+const brokenWorker = () => workerOf("throw new Error('boom')");
 /** A worker that loads and then never answers. */
-async function silentWorker(): Promise<NonNullable<Parameters<typeof startEngineWorker>[0]["worker"]>> {
-	const source = "setInterval(() => {}, 1000);";
-	if (isNode) {
-		const { Worker: NodeWorker } = await import("node:worker_threads");
-		return new NodeWorker(new URL(`data:text/javascript,${encodeURIComponent(source)}`));
-	}
-	const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-	return new Worker(url, { type: "module" });
-}
+const silentWorker = () => workerOf("setInterval(() => {}, 1000);");
 
 /** The error a promise rejects with, or "resolved". */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
