@@ -4,7 +4,6 @@
  * grows. The one copy of these rules: `sessionInfoTask` (every line parsed) folds with it too.
  * @module
  */
-
 import { normalizeSessionName } from "./tree.ts";
 
 /** pi's `SessionInfo`: what a session picker shows. */

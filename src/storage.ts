@@ -140,86 +140,52 @@ export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
 
 /** Reads of at least this many bytes, one right after another, are read ahead. */
 const READ_AHEAD_MIN_BYTES = 256 << 10;
-/**
- * How many ranges are asked for ahead, each read after the one before it (read at once, a file that grows
- * meanwhile could be handed over as a prefix it never had). Measured in a lazy open of 100 MB over Node's
- * `fs.promises` (open, stat, read, close: each a trip through the event loop, which only turns when the
- * task waits): with one ahead it waited 138–260 ms for reads, with two read one after another 131–268 ms;
- * one it is, since every range ahead holds memory (8 MiB each in a lazy open of a big file).
- */
-const READ_AHEAD_DEPTH = 1;
-
-/** A range asked for ahead. */
-interface AheadRead {
-	start: number;
-	end: number;
-	bytes: Promise<Uint8Array>;
-}
 
 /**
  * Sequential reads overlapped with the work between them: when a task reads a file range by range (the
  * second read starting where the first ended, each at least `READ_AHEAD_MIN_BYTES` and answered in full),
- * the next `READ_AHEAD_DEPTH` ranges of the same size are asked for, and handed over if the task asks for
- * one of them next (or for the start of one: the last range of a file, cut at its size). The ranges ahead
- * are read one after another, never at once: of a file that grows meanwhile, a later range is read no
- * earlier than the one before it, so what the task is handed is what the file held at some moment, and a
- * read that comes back short ends what it is handed. Any other operation drops them (they are only ever
- * reads, so dropping them changes nothing).
+ * the next range of the same size is asked for, and handed over if the task asks for it next (or for its
+ * start: the last range of a file, cut at its size). One range, asked for only once the read before it has
+ * come back: of a file that grows meanwhile, what the task is handed is what the file held at some moment
+ * (two read at once could hand over a prefix it never had, cut mid-line; two read one after another waited
+ * as long in a lazy open of 100 MB, 131–268 ms against 138–260, and held 8 MiB more in a big file's).
+ * Any other operation drops it (it is only ever a read, so dropping it changes nothing).
  */
 class ReadAhead {
 	readonly #storage: Storage;
 	#last: { path: string; end: number } | undefined;
-	/** Ranges asked for ahead, in file order, of `#aheadPath`. */
-	#ahead: AheadRead[] = [];
-	#aheadPath = "";
+	#ahead: { path: string; start: number; end: number; bytes: Promise<Uint8Array> } | undefined;
 
 	constructor(storage: Storage) {
 		this.#storage = storage;
 	}
 
 	async read(...[path, start, end]: Args<"readRange">): Promise<Uint8Array> {
-		const next = this.#ahead[0];
-		const hit = next !== undefined && this.#aheadPath === path && next.start === start && end <= next.end;
-		if (hit) this.#ahead.shift();
-		else this.#ahead = [];
-		const bytes = hit
-			? await next.bytes.then(
-					(read) => (read.length > end - start ? read.subarray(0, end - start) : read),
-					() => this.#storage.readRange(path, start, end), // its failure is not reported: asked again
-				)
-			: await this.#storage.readRange(path, start, end);
+		const ahead = this.#ahead;
+		this.#ahead = undefined;
+		const bytes =
+			ahead && ahead.path === path && ahead.start === start && end <= ahead.end
+				? await ahead.bytes.then(
+						(read) => (read.length > end - start ? read.subarray(0, end - start) : read),
+						() => this.#storage.readRange(path, start, end), // its failure is not reported: asked again
+					)
+				: await this.#storage.readRange(path, start, end);
 		const sequential = this.#last?.path === path && this.#last.end === start;
 		this.#last = { path, end };
 		const length = end - start;
-		if (this.#ahead[0] !== undefined && this.#ahead[0].start !== end) this.#ahead = [];
-		if (sequential && length >= READ_AHEAD_MIN_BYTES && bytes.length === length) this.#askAhead(path, end, length);
-		else this.#ahead = [];
+		if (sequential && length >= READ_AHEAD_MIN_BYTES && bytes.length === length) {
+			// Started a tick later: a storage that throws at once must not fail the read that worked.
+			const next = Promise.resolve().then(() => this.#storage.readRange(path, end, end + length));
+			next.catch(() => {}); // never reported: the read is asked again when it is wanted
+			this.#ahead = { path, start: end, end: end + length, bytes: next };
+		}
 		return bytes;
 	}
 
 	other(operation: AnyOperation, args: unknown[]): unknown {
-		this.#ahead = [];
+		this.#ahead = undefined;
 		this.#last = undefined;
 		return operation(...args);
-	}
-
-	/** Keep `READ_AHEAD_DEPTH` ranges of `length` asked for, following on from `from`, each after the one before. */
-	#askAhead(path: string, from: number, length: number): void {
-		this.#aheadPath = path;
-		let at = this.#ahead.at(-1)?.end ?? from;
-		while (this.#ahead.length < READ_AHEAD_DEPTH) {
-			const start = at;
-			// After the range before it has been read (its failure too). Never before the next tick: a storage
-			// that throws at once must not fail the read that worked.
-			const before: Promise<unknown> = this.#ahead.at(-1)?.bytes ?? Promise.resolve();
-			const bytes = before.then(
-				() => this.#storage.readRange(path, start, start + length),
-				() => this.#storage.readRange(path, start, start + length),
-			);
-			bytes.catch(() => {}); // never reported: the read is asked again when it is wanted
-			this.#ahead.push({ start, end: start + length, bytes });
-			at = start + length;
-		}
 	}
 }
 
@@ -237,8 +203,7 @@ const SLICE_MS = 10;
  */
 function nextMacrotask(): Promise<void> {
 	const immediate = (globalThis as { setImmediate?: Immediate }).setImmediate;
-	const deno = "Deno" in globalThis;
-	if (immediate && !(deno && ++denoPauses % DENO_TIMEOUT_EVERY === 0)) {
+	if (immediate && !(IS_DENO && ++denoPauses % DENO_TIMEOUT_EVERY === 0)) {
 		return new Promise((resolve) => immediate(resolve));
 	}
 	return new Promise((resolve) => setTimeout(resolve, 0));
@@ -246,6 +211,7 @@ function nextMacrotask(): Promise<void> {
 
 type Immediate = (callback: () => void) => unknown;
 
+const IS_DENO = "Deno" in globalThis;
 const DENO_TIMEOUT_EVERY = 5;
 let denoPauses = 0;
 

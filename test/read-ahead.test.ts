@@ -106,6 +106,24 @@ describe("reading ahead", () => {
 		await expect(runTask(readAll("/d/f", MiB), always.spy)).rejects.toThrow("injected failure at 2097152");
 	});
 
+	it("serves the start of a range read ahead: a last range cut at the file's size is not read again", async () => {
+		const { storage, bytes } = await fileOf(2.5 * MiB);
+		const { spy, reads } = spied(storage);
+		const parts = await runTask(
+			(function* () {
+				const read: Uint8Array[] = [];
+				read.push(yield* io("readRange", "/d/f", 0, MiB));
+				read.push(yield* io("readRange", "/d/f", MiB, 2 * MiB));
+				read.push(yield* io("readRange", "/d/f", 2 * MiB, 2.5 * MiB)); // as a listing asks, knowing the size
+				return read;
+			})(),
+			spy,
+		);
+		expect(Buffer.compare(Buffer.concat(parts), bytes)).toBe(0);
+		// 2–2.5 came from 2–3, read ahead; 2.5–3 is read ahead after it for nothing (it came back full).
+		expect(reads).toEqual(["0-1", "1-2", "2-3", "2.5-3"]);
+	});
+
 	it("does not fail a read that worked when the storage refuses the read ahead at once", async () => {
 		const { storage, bytes } = await fileOf(3 * MiB);
 		let refusals = 0;
