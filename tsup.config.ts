@@ -1,6 +1,7 @@
 import { rm, writeFile } from "node:fs/promises";
 import { build } from "esbuild";
 import { defineConfig, type Options } from "tsup";
+import { writeSamples } from "./scripts/write-samples.ts";
 
 // One entry per package.json subpath; test/exports.test.ts keeps this, package.json and deno.json in step.
 export const entries: Record<string, string> = {
@@ -44,8 +45,8 @@ async function buildBrowserWorker(): Promise<void> {
 }
 
 const config: Options = defineConfig({
-	// The client's source-text fallback is its own file, replaced by buildBrowserWorker.
-	entry: { ...entries, "worker-inline": "adapters/worker-inline.ts" },
+	// The client's source-text fallback is its own file, replaced by buildBrowserWorker; `cli` is the bin.
+	entry: { ...entries, "worker-inline": "adapters/worker-inline.ts", cli: "adapters/cli/bin.ts" },
 	format: ["esm"],
 	dts: { entry: entries },
 	clean: true,
@@ -54,6 +55,9 @@ const config: Options = defineConfig({
 	platform: "neutral",
 	// Comlink inside: a page may load the client with a plain <script type="module">, without an import map.
 	noExternal: ["comlink"],
-	onSuccess: buildBrowserWorker,
+	onSuccess: async () => {
+		await buildBrowserWorker();
+		writeSamples("dist/samples/sessions");
+	},
 }) as Options;
 export default config;

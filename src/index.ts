@@ -44,6 +44,8 @@ export { Engine, UnknownSessionError } from "./engine.ts";
 export type * from "./entries.ts";
 // The format: records, lines, migrations.
 export { CURRENT_SESSION_VERSION, isSessionHeader } from "./entries.ts";
+// Entries in words, for people (a navigator, a terminal, an export).
+export { entryKind, entryPreview, messageText } from "./entry-text.ts";
 export type { ErrorData } from "./error-data.ts";
 export type { FlatTreeNode } from "./flat-tree.ts";
 export { flattenTree, unflattenTree } from "./flat-tree.ts";

@@ -58,6 +58,10 @@ export const reads = {
 		needs: (tree) => [tree.structureOf(id)].filter((entry) => entry !== undefined),
 		build: (tree) => tree.getEntry(id),
 	}),
+	entriesById: (ids: readonly string[]): DecodedRead<(SessionEntry | undefined)[]> => ({
+		needs: (tree) => ids.map((id) => tree.structureOf(id)).filter((entry) => entry !== undefined),
+		build: (tree) => ids.map((id) => tree.getEntry(id)),
+	}),
 	children: (parentId: string): DecodedRead<SessionEntry[]> => ({
 		needs: (tree) => tree.structureOfChildren(parentId),
 		build: (tree) => tree.getChildren(parentId),

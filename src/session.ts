@@ -206,6 +206,10 @@ export class Session {
 	async getEntry(id: string): Promise<SessionEntry | undefined> {
 		return this.#read(reads.entry(id));
 	}
+	/** Entries by id (`undefined` for an id it does not hold), decoded together: the previews of a page of rows. */
+	async getEntriesById(ids: readonly string[]): Promise<(SessionEntry | undefined)[]> {
+		return this.#read(reads.entriesById(ids));
+	}
 	async getChildren(parentId: string): Promise<SessionEntry[]> {
 		return this.#read(reads.children(parentId));
 	}

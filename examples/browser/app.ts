@@ -3,13 +3,12 @@
  * to the engine in its worker; the page keeps only what it draws (the outline, one context page at a
  * time). Actions run one after another, never interleaved, so each sees the state the last one left.
  */
-import type { OutlineNode, SessionInfo, SessionSummary } from "pi-session-tree";
+import { entryPreview, type OutlineNode, type SessionInfo, type SessionSummary } from "pi-session-tree";
 import { SessionLockedError } from "pi-session-tree/worker";
 import { ActionsPanel, type SessionActions } from "./actions-panel.ts";
 import type { RemoteEngine } from "./connect.ts";
 import { ContextView } from "./context-view.ts";
 import { baseName, h, nextTask, oneLine } from "./dom.ts";
-import { entryPreview } from "./entry-text.ts";
 import { importFiles } from "./importer.ts";
 import { saveFile } from "./save-file.ts";
 import { renderSessionList } from "./session-list.ts";

@@ -3,10 +3,9 @@
  * model saw most recently), older pages on request, so a context of thousands of messages is never
  * fetched or drawn whole.
  */
-import type { AgentMessage } from "pi-session-tree";
+import { type AgentMessage, messageText } from "pi-session-tree";
 import type { RemoteEngine } from "./connect.ts";
 import { h } from "./dom.ts";
-import { messageText } from "./entry-text.ts";
 import { run } from "./status.ts";
 
 const PAGE = 50;

@@ -4,9 +4,8 @@
  * no text; the rows in view fetch their entries' previews from the worker, once each.
  */
 
-import type { OutlineNode } from "pi-session-tree";
+import { entryKind, type OutlineNode } from "pi-session-tree";
 import { h, oneLine } from "./dom.ts";
-import { kindOf } from "./entry-text.ts";
 import { pathTo, type TreeLayout } from "./tree-rows.ts";
 
 const ROW_HEIGHT = 22;
@@ -148,7 +147,7 @@ export class TreeView {
 				title: `${node.id} · ${node.timestamp}`,
 			},
 			layout.branchStart[index] ? h("span", { class: "branch-mark" }, "├ ") : null,
-			h("span", { class: "kind" }, kindOf(node)),
+			h("span", { class: "kind" }, entryKind(node)),
 			node.childCount > 1 ? h("span", { class: "branch-mark", title: "branch point" }, `⇉${node.childCount} `) : null,
 			node.label ? h("span", { class: "label" }, node.label) : null,
 			leaf ? h("span", { class: "leaf-mark" }, "◀ leaf ") : null,

@@ -1,5 +1,10 @@
-/** Session entries and context messages in words: a one-line preview for the tree, the text for the context. */
-import type { AgentMessage, OutlineNode, SessionEntry } from "pi-session-tree";
+/**
+ * Session entries and context messages in words, for people: the kind of an entry, a preview of what it
+ * says, the text of a message (what a navigator, a terminal or an export shows; not what pi sends the model).
+ * @module
+ */
+import type { OutlineNode } from "./engine-views.ts";
+import type { AgentMessage, SessionEntry } from "./entries.ts";
 
 /** Entry kinds as a person reads them. */
 const KINDS: Record<string, string> = {
@@ -17,8 +22,8 @@ const KINDS: Record<string, string> = {
 
 const ROLES: Record<string, string> = { toolResult: "tool result", bashExecution: "bash" };
 
-/** What kind of entry an outline node is ("user", "assistant", "compaction", …). */
-export function kindOf(node: Pick<OutlineNode, "type" | "role">): string {
+/** What kind of entry an outline node (or an entry with its role) is: "user", "assistant", "compaction", … */
+export function entryKind(node: Pick<OutlineNode, "type" | "role">): string {
 	if (node.type === "message") return node.role ? (ROLES[node.role] ?? node.role) : "message";
 	return KINDS[node.type] ?? node.type;
 }

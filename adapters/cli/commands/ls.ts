@@ -1,0 +1,97 @@
+/**
+ * `ls`: sessions newest first, as pi 1.6's `list` (one project) or `listAll` (every project) gives them,
+ * through the listing catalog; `--json` prints pi's `SessionInfo` rows as they are (dates as ISO strings).
+ * @module
+ */
+import { statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { encodeCwd, listAllSessions, listSessions, type SessionInfo } from "../../../src/index.ts";
+import { CliError } from "../errors.ts";
+import type { RunContext } from "../run-context.ts";
+import { formatBytes, oneLine } from "../terminal.ts";
+
+export interface LsOptions {
+	all: boolean;
+	cwd?: string;
+	json: boolean;
+}
+
+/** The sessions an `ls`-like command names: every project's, or those of one project directory. */
+export async function listedSessions(
+	context: RunContext,
+	options: { all: boolean; cwd?: string },
+): Promise<SessionInfo[]> {
+	if (options.all && options.cwd !== undefined) throw new CliError("give --all or --cwd, not both", 2);
+	const places = context.places();
+	const progress = context.output.progress("listing");
+	const listOptions = {
+		catalog: places.catalog,
+		onProgress: (done: number, total: number) => progress.update(done, total),
+	};
+	try {
+		if (options.all) return await listAllSessions(context.storage, places.root, listOptions);
+		const cwd = resolve(options.cwd ?? process.cwd());
+		const dir = join(places.root, encodeCwd(cwd));
+		if (!isDirectory(dir)) {
+			context.output.note(`No sessions for ${cwd} (looked in ${dir}); --all lists every project's.`);
+			return [];
+		}
+		return await listSessions(context.storage, dir, listOptions);
+	} finally {
+		progress.end();
+	}
+}
+
+function isDirectory(path: string): boolean {
+	try {
+		return statSync(path).isDirectory();
+	} catch {
+		return false;
+	}
+}
+
+function sizeOf(path: string): number | undefined {
+	try {
+		return statSync(path).size;
+	} catch {
+		return undefined;
+	}
+}
+
+/** `2026-01-12 08:07` in UTC: the same on every machine, sortable. */
+export function shortTime(date: Date): string {
+	const time = date.getTime();
+	return Number.isNaN(time) ? "????-??-?? ??:??" : date.toISOString().slice(0, 16).replace("T", " ");
+}
+
+export async function lsCommand(context: RunContext, options: LsOptions): Promise<void> {
+	const sessions = await listedSessions(context, options);
+	const { output } = context;
+	if (options.json) {
+		output.line(JSON.stringify(sessions, null, 2));
+		return;
+	}
+	if (sessions.length === 0) {
+		output.note("No sessions.");
+		return;
+	}
+	const { color } = output;
+	const width = Math.max(40, (process.stdout.columns ?? 120) - 48);
+	for (const session of sessions) {
+		const size = sizeOf(session.path);
+		const id = typeof session.id === "string" ? session.id.slice(0, 8) : String(session.id);
+		const title = session.name ?? (session.firstMessage || "(no messages)");
+		const cells = [
+			color.dim(shortTime(session.modified)),
+			color.cyan(id.padEnd(8)),
+			`${String(session.messageCount).padStart(5)} msg`,
+			(size === undefined ? "?" : formatBytes(size)).padStart(9),
+			session.name ? color.bold(oneLine(title, width)) : oneLine(title, width),
+		];
+		output.line(cells.join("  "));
+		if (options.all) output.line(color.dim(`${" ".repeat(18)}${session.cwd || "(no working directory)"}`));
+	}
+	output.note(
+		`${sessions.length} session${sessions.length === 1 ? "" : "s"} · pi-sessions tree|context|stats ID for one of them`,
+	);
+}

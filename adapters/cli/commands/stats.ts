@@ -1,0 +1,173 @@
+/**
+ * `stats`: what a session holds. The tree's shape comes from the structure of a lazy open; counts, bytes
+ * and usage from one pass over the file's lines (each line parsed once, nothing kept but the sums), so a
+ * session of any size is measured in memory that does not grow with it. Tokens and cost add up the
+ * `usage` of assistant messages, and separately that of pi 1.6's `usage` entries (work such as a
+ * compaction's summary). `--json` prints the `SessionStats` object.
+ * @module
+ */
+import { createReadStream } from "node:fs";
+import { entryKind, LineSplitter, type OutlineNode } from "../../../src/index.ts";
+import { withSession } from "../read-session.ts";
+import type { RunContext } from "../run-context.ts";
+import { formatBytes } from "../terminal.ts";
+
+export interface TokenTotals {
+	input: number;
+	output: number;
+	cacheRead: number;
+	cacheWrite: number;
+	totalTokens: number;
+	cost: number;
+}
+
+export interface SessionStats {
+	path: string;
+	sessionId: string;
+	bytes: number;
+	lines: number;
+	/** Lines that are not a JSON object (a damaged file's), header aside. */
+	unreadableLines: number;
+	entries: number;
+	/** Entries and their lines' bytes (terminators included) by kind: "user", "assistant", "compaction", … */
+	byKind: Record<string, { count: number; bytes: number }>;
+	tree: { roots: number; leaves: number; branchPoints: number; maxDepth: number; leafDepth: number };
+	compactions: number;
+	labels: number;
+	/** Summed `usage` of assistant messages. */
+	assistantUsage: TokenTotals;
+	/** Summed `usage` of `usage` entries. */
+	otherUsage: TokenTotals;
+	/** The largest lines, biggest first. */
+	largest: { id: string | null; kind: string; line: number; bytes: number }[];
+}
+
+const LARGEST = 5;
+
+function zeroTotals(): TokenTotals {
+	return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
+}
+
+function addUsage(totals: TokenTotals, usage: unknown): void {
+	if (typeof usage !== "object" || usage === null) return;
+	const u = usage as Record<string, unknown>;
+	const number = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+	totals.input += number(u.input);
+	totals.output += number(u.output);
+	totals.cacheRead += number(u.cacheRead);
+	totals.cacheWrite += number(u.cacheWrite);
+	totals.totalTokens += number(u.totalTokens);
+	totals.cost += number((u.cost as Record<string, unknown> | undefined)?.total);
+}
+
+/** The shape of the tree from its outline (parents come before their children in it). */
+export function treeShape(nodes: readonly OutlineNode[], leafId: string | null): SessionStats["tree"] {
+	const depth = new Map<string, number>();
+	let roots = 0;
+	let leaves = 0;
+	let branchPoints = 0;
+	let maxDepth = 0;
+	for (const node of nodes) {
+		const d = node.parentId === null ? 0 : (depth.get(node.parentId) ?? -1) + 1;
+		depth.set(node.id, d);
+		if (node.parentId === null) roots++;
+		if (node.childCount === 0) leaves++;
+		if (node.childCount > 1) branchPoints++;
+		if (d > maxDepth) maxDepth = d;
+	}
+	return { roots, leaves, branchPoints, maxDepth, leafDepth: leafId === null ? -1 : (depth.get(leafId) ?? -1) };
+}
+
+/** Counts, bytes and usage of the file's lines. */
+async function lineStats(path: string): Promise<Omit<SessionStats, "path" | "sessionId" | "tree" | "labels">> {
+	const stats = {
+		bytes: 0,
+		lines: 0,
+		unreadableLines: 0,
+		entries: 0,
+		byKind: {} as SessionStats["byKind"],
+		compactions: 0,
+		assistantUsage: zeroTotals(),
+		otherUsage: zeroTotals(),
+		largest: [] as SessionStats["largest"],
+	};
+	const splitter = new LineSplitter();
+	const take = (text: string, line: number, bytes: number) => {
+		stats.lines++;
+		stats.bytes += bytes;
+		if (line === 1 || text.trim() === "") return;
+		let record: Record<string, unknown>;
+		try {
+			const value: unknown = JSON.parse(text);
+			if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not an object");
+			record = value as Record<string, unknown>;
+		} catch {
+			stats.unreadableLines++;
+			return;
+		}
+		stats.entries++;
+		const message = record.message as Record<string, unknown> | undefined;
+		const role = typeof message?.role === "string" ? message.role : undefined;
+		const kind = entryKind({ type: String(record.type), role });
+		stats.byKind[kind] ??= { count: 0, bytes: 0 };
+		const slot = stats.byKind[kind];
+		slot.count++;
+		slot.bytes += bytes;
+		if (record.type === "compaction") stats.compactions++;
+		if (role === "assistant") addUsage(stats.assistantUsage, message?.usage);
+		if (record.type === "usage") addUsage(stats.otherUsage, record.usage);
+		const id = typeof record.id === "string" ? record.id : null;
+		stats.largest.push({ id, kind, line, bytes });
+		stats.largest.sort((a, b) => b.bytes - a.bytes);
+		if (stats.largest.length > LARGEST) stats.largest.pop();
+	};
+	for await (const chunk of createReadStream(path)) {
+		for (const line of splitter.push(chunk as Uint8Array)) take(line.text, line.line, line.byteLength);
+	}
+	for (const line of splitter.end()) take(line.text, line.line, line.byteLength);
+	return stats;
+}
+
+export async function statsCommand(context: RunContext, name: string, options: { json: boolean }): Promise<void> {
+	await withSession(context, name, async (session) => {
+		const path = session.path as string;
+		const stats: SessionStats = {
+			path,
+			sessionId: session.header.id,
+			...(await lineStats(path)),
+			tree: treeShape(session.outline(), session.tree.getLeafId()),
+			labels: session.tree.getLabels().size,
+		};
+		const { output } = context;
+		if (options.json) {
+			output.line(JSON.stringify(stats, null, 2));
+			return;
+		}
+		const { color } = output;
+		const usage = (t: TokenTotals) =>
+			`${t.input} in, ${t.output} out, ${t.cacheRead} cache read, ${t.cacheWrite} cache write (${t.totalTokens} total), $${t.cost.toFixed(4)}`;
+		output.line(color.bold(`${stats.sessionId}  ${color.dim(path)}`));
+		output.line(
+			`${stats.entries} entries in ${stats.lines} lines, ${formatBytes(stats.bytes)}${stats.unreadableLines ? color.red(`, ${stats.unreadableLines} unreadable lines`) : ""}`,
+		);
+		const { tree } = stats;
+		output.line(
+			`tree: ${tree.roots} root${tree.roots === 1 ? "" : "s"}, ${tree.leaves} branch ends, ${tree.branchPoints} branch points, depth ${tree.maxDepth} (the leaf at ${tree.leafDepth})`,
+		);
+		output.line(`${stats.compactions} compactions, ${stats.labels} labels`);
+		output.line(`assistant usage: ${usage(stats.assistantUsage)}`);
+		if (stats.otherUsage.totalTokens > 0 || stats.otherUsage.cost > 0)
+			output.line(`other usage: ${usage(stats.otherUsage)}`);
+		output.line();
+		output.line(color.bold("by kind"));
+		const kinds = Object.entries(stats.byKind).sort((a, b) => b[1].bytes - a[1].bytes);
+		for (const [kind, { count, bytes }] of kinds)
+			output.line(`  ${kind.padEnd(18)} ${String(count).padStart(7)}  ${formatBytes(bytes).padStart(10)}`);
+		output.line();
+		output.line(color.bold("largest entries"));
+		for (const entry of stats.largest)
+			output.line(
+				`  ${color.cyan(entry.id ?? "(no id)")} ${entry.kind.padEnd(14)} line ${String(entry.line).padStart(7)}  ${formatBytes(entry.bytes).padStart(10)}`,
+			);
+	});
+}

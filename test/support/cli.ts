@@ -1,0 +1,69 @@
+/**
+ * Runs the built `pi-sessions` (dist/cli.js, made by `npm run build`) as a whole process on Node, Bun or
+ * Deno, in a home without pi sessions unless the test gives one, without colour.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT: string = new URL("../..", import.meta.url).pathname;
+export const CLI: string = join(ROOT, "dist", "cli.js");
+
+export type Runtime = "node" | "bun" | "deno";
+export const RUNTIMES: readonly Runtime[] = ["node", "bun", "deno"];
+
+const bin = (name: string) => join(ROOT, "node_modules", ".bin", name);
+
+/** The command line that runs `script` with `args` on `runtime`. */
+export function runtimeCommand(runtime: Runtime, script: string, args: readonly string[]): [string, string[]] {
+	if (runtime === "node") return [process.execPath, [script, ...args]];
+	if (runtime === "bun") return [bin("bun"), [script, ...args]];
+	return [bin("deno"), ["run", "-A", "--quiet", script, ...args]];
+}
+
+export interface CliRun {
+	status: number | null;
+	stdout: string;
+	stderr: string;
+}
+
+export interface CliOptions {
+	/** Environment added to the process's (HOME defaults to an empty directory: no ~/.pi). */
+	env?: Record<string, string>;
+	cwd?: string;
+	input?: string;
+	timeout?: number;
+}
+
+let emptyHome: string | undefined;
+
+/** A home directory with nothing in it, made once per test process. */
+export function emptyHomeDir(): string {
+	emptyHome ??= mkdtempSync(join(tmpdir(), "pi-sessions-home-"));
+	return emptyHome;
+}
+
+export function runCli(runtime: Runtime, args: readonly string[], options: CliOptions = {}): CliRun {
+	const [command, commandArgs] = runtimeCommand(runtime, CLI, args);
+	const env: Record<string, string | undefined> = {
+		...process.env,
+		HOME: emptyHomeDir(),
+		NO_COLOR: "1",
+		...options.env,
+	};
+	delete env.PI_CODING_AGENT_DIR;
+	if (options.env?.PI_CODING_AGENT_DIR) env.PI_CODING_AGENT_DIR = options.env.PI_CODING_AGENT_DIR;
+	const run = spawnSync(command, commandArgs, {
+		cwd: options.cwd ?? ROOT,
+		encoding: "utf8",
+		env,
+		input: options.input,
+		timeout: options.timeout ?? 60_000,
+		maxBuffer: 256 << 20,
+	});
+	if (run.error) throw run.error;
+	// Node's warnings about experimental features are the runtime's, not the tool's.
+	const stderr = run.stderr.replace(/^.*ExperimentalWarning.*\n?(\(Use `node --trace-warnings.*\n?)?/gm, "");
+	return { status: run.status, stdout: run.stdout, stderr };
+}
