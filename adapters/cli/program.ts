@@ -77,18 +77,22 @@ function command<A extends ArgsDef>(
 
 /** citty reads options loosely; a misspelt one must not be taken for nothing. */
 function rejectUnknownOptions(rawArgs: readonly string[], args: ArgsDef): void {
-	const known = new Set<string>();
+	const known = new Map<string, boolean>(); // name → whether it takes a value
 	for (const [name, def] of Object.entries(args)) {
 		if (def.type === "positional") continue;
-		known.add(name);
-		if (def.type === "boolean") known.add(`no-${name}`);
-		for (const alias of [("alias" in def ? def.alias : undefined) ?? []].flat()) known.add(alias);
+		const takesValue = def.type === "string" || def.type === "enum";
+		for (const alias of [name, ...[("alias" in def ? def.alias : undefined) ?? []].flat()])
+			known.set(alias, takesValue);
+		if (def.type === "boolean") known.set(`no-${name}`, false);
 	}
-	for (const raw of rawArgs) {
+	for (let index = 0; index < rawArgs.length; index++) {
+		const raw = rawArgs[index] as string;
 		if (raw === "--") return;
 		if (!raw.startsWith("-") || raw === "-") continue;
-		const name = raw.replace(/^--?/, "").split("=")[0] as string;
-		if (!known.has(name)) throw new CliError(`unknown option ${raw.split("=")[0]}`, 2);
+		const [name, value] = raw.replace(/^--?/, "").split("=", 2) as [string, string | undefined];
+		const takesValue = known.get(name);
+		if (takesValue === undefined) throw new CliError(`unknown option ${raw.split("=")[0]}`, 2);
+		if (takesValue && value === undefined) index++; // its value may start with "-"
 	}
 }
 

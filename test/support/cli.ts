@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export const ROOT: string = new URL("../..", import.meta.url).pathname;
-export const CLI: string = join(ROOT, "dist", "cli.js");
+/** The built tool; `PI_SESSIONS_CLI` names another build (one copied aside while dist/ is rebuilt). */
+export const CLI: string = process.env.PI_SESSIONS_CLI ?? join(ROOT, "dist", "cli.js");
 
 export type Runtime = "node" | "bun" | "deno";
 export const RUNTIMES: readonly Runtime[] = ["node", "bun", "deno"];
