@@ -59,22 +59,20 @@ export interface ContextPageRequest {
  */
 export function outline(tree: SessionTree, page: OutlinePageRequest = {}): OutlineNode[] {
 	// The structure is enough: an outline never decodes a body.
-	const indexed = tree.structureBetween(0, tree.size).filter((entry) => tree.structureOf(entry.id) === entry);
 	const offset = pageBound(page.offset ?? 0, "offset");
-	const end = page.limit === undefined ? undefined : offset + pageBound(page.limit, "limit");
-	return indexed.slice(offset, end).map((entry) => {
-		const label = tree.getLabel(entry.id);
-		const node: OutlineNode = {
-			id: entry.id,
-			parentId: tree.getParentId(entry.id) ?? null,
-			type: entry.type,
-			timestamp: entry.timestamp,
-			childCount: tree.structureOfChildren(entry.id).length,
-		};
+	const end = page.limit === undefined ? Number.POSITIVE_INFINITY : offset + pageBound(page.limit, "limit");
+	const labels = tree.getLabels();
+	const nodes: OutlineNode[] = [];
+	let index = 0;
+	tree.forEachIndexed((entry, parentId, childCount) => {
+		if (index++ < offset || index > end) return;
+		const node: OutlineNode = { id: entry.id, parentId, type: entry.type, timestamp: entry.timestamp, childCount };
 		if (entry.type === "message") node.role = entry.message?.role;
+		const label = labels.size > 0 ? labels.get(entry.id)?.label : undefined;
 		if (label !== undefined) node.label = label;
-		return node;
+		nodes.push(node);
 	});
+	return nodes;
 }
 
 /** A page bound as given by a caller: a whole number, at least 0 (NaN is refused). */

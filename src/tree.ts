@@ -176,7 +176,7 @@ export class SessionTree {
 	}
 	/** Root entries (entries with no parent, orphans included), in append order. */
 	getRoots(): SessionEntry[] {
-		return this.#wholeOf(this.#index.roots.map((root) => root.entry));
+		return this.#wholeOf(this.structureOfRoots());
 	}
 	getLabel(id: string): string | undefined {
 		return this.#index.labels.get(id)?.label;
@@ -267,6 +267,17 @@ export class SessionTree {
 	}
 	structureBetween(start: number, end: number): SessionEntry[] {
 		return this.#index.entries.slice(start, end);
+	}
+	/**
+	 * Each indexed entry's structure, its parent's id and its number of children, in file order (an entry
+	 * whose id an earlier one took is not indexed): an outline's nodes, without a lookup per entry.
+	 */
+	forEachIndexed(visit: (entry: SessionEntry, parentId: string | null, childCount: number) => void): void {
+		for (const node of this.#index.nodes.values())
+			visit(node.entry, node.parent ? node.parent.entry.id : null, node.children.length);
+	}
+	structureOfRoots(): SessionEntry[] {
+		return this.#index.roots.map((root) => root.entry);
 	}
 	structureOfChildren(parentId: string): SessionEntry[] {
 		return this.#index.nodes.get(parentId)?.children.map((child) => child.entry) ?? [];

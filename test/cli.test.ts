@@ -9,8 +9,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { treeRows } from "../adapters/cli/commands/tree.ts";
-import { encodeCwd, type OutlineNode, type SessionEntry, type SessionInfo } from "../src/index.ts";
+import { shapeOfOutline, shapeOfTree, treeRows } from "../adapters/cli/commands/tree.ts";
+import { createNodeStorage } from "../adapters/node.ts";
+import { encodeCwd, type OutlineNode, Session, type SessionEntry, type SessionInfo } from "../src/index.ts";
 import { FIXTURE_NAMES, FIXTURES_DIR, sessionFixture } from "./fixtures/generate.ts";
 import { RUNTIMES, runCli } from "./support/cli.ts";
 import { pi16 } from "./support/pi16.ts";
@@ -250,28 +251,47 @@ describe("the tree's rows", () => {
 	it("collapse a long linear run to its ends and keep what is marked; --full keeps all", () => {
 		const nodes = Array.from({ length: 40 }, (_, i) => node(i, i === 0 ? null : i - 1, i === 39 ? 0 : 1));
 		nodes[20] = { ...(nodes[20] as OutlineNode), label: "midway" };
-		const rows = treeRows(nodes, "e39", false);
+		const rows = treeRows(shapeOfOutline(nodes, "e39"), false);
 		const shown = rows.flatMap((row) => (row.kind === "entry" ? [row.node.id] : []));
 		expect(shown).toEqual(["e0", "e1", "e2", "e18", "e19", "e20", "e21", "e22", "e37", "e38", "e39"]);
 		expect(rows.filter((row) => row.kind === "hidden").map((row) => (row.kind === "hidden" ? row.count : 0))).toEqual([
 			15, 14,
 		]);
-		expect(treeRows(nodes, "e39", true).filter((row) => row.kind === "entry")).toHaveLength(40);
+		expect(treeRows(shapeOfOutline(nodes, "e39"), true).filter((row) => row.kind === "entry")).toHaveLength(40);
 	});
 
 	it("indent branches, oldest child first, with the path to the leaf marked", () => {
 		const nodes = [node(0, null, 2), node(2, 0, 0), node(1, 0, 1), node(3, 1, 0)];
-		const rows = treeRows(nodes, "e3", false);
+		const rows = treeRows(shapeOfOutline(nodes, "e3"), false);
 		expect(
 			rows.map((row) => (row.kind === "entry" ? `${row.prefix}${row.node.id}${row.onPath ? "*" : ""}` : "…")),
 		).toEqual(["e0*", "├─ e1*", "│  e3*", "└─ e2"]);
 	});
 
+	it("are the same from a session's tree as from its outline, for every fixture", async () => {
+		for (const name of FIXTURE_NAMES) {
+			const session = await Session.open(createNodeStorage(), paths.get(name) as string, {
+				readOnly: true,
+				load: "lazy",
+			});
+			try {
+				const fromOutline = treeRows(shapeOfOutline(session.outline(), session.tree.getLeafId()), false);
+				expect(fromOutline.length, name).toBeGreaterThan(1);
+				expect(treeRows(shapeOfTree(session.tree), false), name).toEqual(fromOutline);
+				expect(treeRows(shapeOfTree(session.tree), true), name).toEqual(
+					treeRows(shapeOfOutline(session.outline(), session.tree.getLeafId()), true),
+				);
+			} finally {
+				await session.close();
+			}
+		}
+	});
+
 	it("draw a path of 300,000 entries without recursion", () => {
 		const count = 300_000;
 		const nodes = Array.from({ length: count }, (_, i) => node(i, i === 0 ? null : i - 1, i === count - 1 ? 0 : 1));
-		const rows = treeRows(nodes, `e${count - 1}`, false);
+		const rows = treeRows(shapeOfOutline(nodes, `e${count - 1}`), false);
 		expect(rows.length).toBeLessThan(10);
-		expect(treeRows(nodes, `e${count - 1}`, true)).toHaveLength(count);
+		expect(treeRows(shapeOfOutline(nodes, `e${count - 1}`), true)).toHaveLength(count);
 	});
 });

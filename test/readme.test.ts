@@ -20,7 +20,9 @@
  * - ```ts browser marks a block for a page (OPFS exists only there): type-checked here, run in Chromium by
  *   test/e2e/readme-browser.test.ts.
  * - ```sh blocks are not run (`npm test` would run itself): every command must name a real npm script, a
- *   binary in node_modules/.bin, or an existing file.
+ *   binary in node_modules/.bin, or an existing file. Except `npx pi-sessions …` (the package's own bin):
+ *   each such command is run, as the built dist/cli.js, in a home without pi sessions (so over the bundled
+ *   samples), and must exit 0 and print something.
  * - Blocks without a language (the layout) must name only files and folders that exist.
  */
 import { spawnSync } from "node:child_process";
@@ -28,12 +30,16 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "./support/cli.ts";
 import { type Block, fencedBlocks } from "./support/readme-blocks.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const readme = readFileSync(join(root, "README.md"), "utf8");
-const scripts = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> })
-	.scripts;
+const packageJson = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+	scripts: Record<string, string>;
+	bin: Record<string, string>;
+};
+const { scripts } = packageJson;
 const denoExports = (JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as { exports: Record<string, string> })
 	.exports;
 
@@ -55,6 +61,7 @@ function shellProblems(command: string): string[] {
 		if (sub === "run" && arg) return arg in scripts ? [] : [`no npm script "${arg}"`];
 		return [`npm ${sub}: not a command this test knows`];
 	}
+	if (program === "npx" && sub && sub in packageJson.bin) return [];
 	if (program === "npx" && sub) {
 		const problems = existsSync(join(root, "node_modules", ".bin", sub))
 			? []
@@ -100,6 +107,25 @@ describe("README.md code blocks", () => {
 				.filter((command) => command.trim() !== "");
 			expect(commands.length).toBeGreaterThan(0);
 			expect(commands.flatMap(shellProblems)).toEqual([]);
+		});
+	}
+
+	/** The package's own commands in the sh blocks: `npx pi-sessions …`, one line each. */
+	const cliCommands = blocks
+		.filter((b) => language(b) === "sh")
+		.flatMap((block) => block.code.split("\n").map((line, index) => ({ block, line: line.replace(/\s+#.*$/, "").trim(), at: block.line + 1 + index })))
+		.filter(({ line }) => line.startsWith("npx pi-sessions "));
+
+	it("shows the command-line tool at work (npx pi-sessions …)", () => {
+		expect(cliCommands.length).toBeGreaterThan(5);
+	});
+
+	for (const { line, at } of cliCommands) {
+		it(`README.md:${at} \`${line}\` runs over the bundled samples and exits 0`, () => {
+			const args = line.slice("npx pi-sessions ".length).split(/\s+/).map((word) => word.replace(/^"(.*)"$/, "$1"));
+			const run = runCli("node", args);
+			expect(`exit ${run.status}\n${run.stderr}`).toMatch(/^exit 0\n/);
+			expect(run.stdout.trim()).not.toBe("");
 		});
 	}
 

@@ -6,7 +6,7 @@
  * session draws in seconds. `--json`: `{ sessionId, path, leafId, nodes }`, nodes as the outline gives them.
  * @module
  */
-import { entryKind, entryPreview, type OutlineNode, type SessionEntry } from "../../../src/index.ts";
+import { entryKind, entryPreview, type OutlineNode, type SessionEntry, type SessionTree } from "../../../src/index.ts";
 import { withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
 import { type Colors, oneLine } from "../terminal.ts";
@@ -27,32 +27,73 @@ export type TreeRow =
 	| { kind: "entry"; node: OutlineNode; prefix: string; onPath: boolean }
 	| { kind: "hidden"; count: number; prefix: string; onPath: boolean };
 
-/** Children in pi's order: oldest first by timestamp (stable). */
-function childrenByParent(nodes: readonly OutlineNode[]): {
-	roots: OutlineNode[];
-	children: Map<string, OutlineNode[]>;
-} {
-	const children = new Map<string, OutlineNode[]>();
-	const roots: OutlineNode[] = [];
-	for (const node of nodes) {
-		if (node.parentId === null) roots.push(node);
-		else {
-			const siblings = children.get(node.parentId);
-			if (siblings) siblings.push(node);
-			else children.set(node.parentId, [node]);
-		}
-	}
-	const time = (node: OutlineNode) => new Date(node.timestamp).getTime();
-	for (const siblings of children.values()) if (siblings.length > 1) siblings.sort((a, b) => time(a) - time(b));
-	return { roots, children };
+/**
+ * What the drawing walks: the roots, the children of a node in pi's order (oldest first by timestamp,
+ * stable), and the ids of the path from the root to the leaf, by depth (so a node is on it when the
+ * path holds its id at its depth: no set of a huge path's ids).
+ */
+export interface TreeShape {
+	roots: readonly OutlineNode[];
+	childrenOf(id: string): readonly OutlineNode[];
+	path: readonly string[];
 }
 
-/** The ids from the leaf up to its root. */
-function pathIds(nodes: readonly OutlineNode[], leafId: string | null): Set<string> {
-	const parents = new Map(nodes.map((node) => [node.id, node.parentId]));
-	const path = new Set<string>();
-	for (let at = leafId; at !== null && at !== undefined && !path.has(at); at = parents.get(at) ?? null) path.add(at);
-	return path;
+const timeOf = (node: OutlineNode) => new Date(node.timestamp).getTime();
+
+function oldestFirst(nodes: OutlineNode[]): OutlineNode[] {
+	if (nodes.length > 1) nodes.sort((a, b) => timeOf(a) - timeOf(b));
+	return nodes;
+}
+
+/** The shape of a flat outline (file order, parents first) and a leaf. */
+export function shapeOfOutline(nodes: readonly OutlineNode[], leafId: string | null): TreeShape {
+	const byId = new Map(nodes.map((node) => [node.id, node]));
+	const children = new Map<string, OutlineNode[]>();
+	for (const node of nodes) {
+		if (node.parentId === null) continue;
+		const siblings = children.get(node.parentId);
+		if (siblings) siblings.push(node);
+		else children.set(node.parentId, [node]);
+	}
+	for (const siblings of children.values()) oldestFirst(siblings);
+	const path: string[] = [];
+	for (
+		let at = leafId === null ? undefined : byId.get(leafId);
+		at;
+		at = at.parentId === null ? undefined : byId.get(at.parentId)
+	)
+		path.push(at.id);
+	return {
+		roots: oldestFirst(nodes.filter((node) => node.parentId === null)),
+		childrenOf: (id) => children.get(id) ?? [],
+		path: path.reverse(),
+	};
+}
+
+/**
+ * The shape of a session's tree, read from its structure as the walk asks (nothing is built for the
+ * entries it passes but their outline nodes).
+ */
+export function shapeOfTree(tree: SessionTree): TreeShape {
+	const labels = tree.getLabels();
+	const nodeOf = (entry: SessionEntry, parentId: string | null): OutlineNode => {
+		const node: OutlineNode = {
+			id: entry.id,
+			parentId,
+			type: entry.type,
+			timestamp: entry.timestamp,
+			childCount: tree.structureOfChildren(entry.id).length,
+		};
+		if (entry.type === "message") node.role = entry.message?.role;
+		const label = labels.size > 0 ? labels.get(entry.id)?.label : undefined;
+		if (label !== undefined) node.label = label;
+		return node;
+	};
+	return {
+		roots: oldestFirst(tree.structureOfRoots().map((entry) => nodeOf(entry, null))),
+		childrenOf: (id) => oldestFirst(tree.structureOfChildren(id).map((entry) => nodeOf(entry, id))),
+		path: tree.structureOfPath().map((entry) => entry.id),
+	};
 }
 
 /**
@@ -60,62 +101,70 @@ function pathIds(nodes: readonly OutlineNode[], leafId: string | null): Set<stri
  * a chain of single children, drawn at one depth, ending at a branch point (its children become frames)
  * or at a leaf.
  */
-export function treeRows(nodes: readonly OutlineNode[], leafId: string | null, full: boolean): TreeRow[] {
-	const { roots, children } = childrenByParent(nodes);
-	const onPath = pathIds(nodes, leafId);
+export function treeRows(shape: TreeShape, full: boolean): TreeRow[] {
+	const { path } = shape;
+	const leafId = path.length > 0 ? path[path.length - 1] : undefined;
 	const isMarked = (node: OutlineNode) =>
 		node.id === leafId || node.label !== undefined || node.childCount !== 1 || MARKED_TYPES.has(node.type);
 	const rows: TreeRow[] = [];
-	type Frame = { start: OutlineNode; first: string; rest: string };
+	type Frame = { start: OutlineNode; depth: number; first: string; rest: string };
 	const frames: Frame[] = [];
-	const pushChildren = (list: readonly OutlineNode[], rest: string) => {
+	const pushChildren = (list: readonly OutlineNode[], depth: number, rest: string) => {
 		for (let index = list.length - 1; index >= 0; index--) {
 			const last = index === list.length - 1;
 			frames.push({
 				start: list[index] as OutlineNode,
+				depth,
 				first: `${rest}${last ? "└─ " : "├─ "}`,
 				rest: `${rest}${last ? "   " : "│  "}`,
 			});
 		}
 	};
-	if (roots.length > 1) pushChildren(roots, "");
-	else if (roots[0]) frames.push({ start: roots[0], first: "", rest: "" });
+	if (shape.roots.length > 1) pushChildren(shape.roots, 0, "");
+	else if (shape.roots[0]) frames.push({ start: shape.roots[0], depth: 0, first: "", rest: "" });
 	for (let frame = frames.pop(); frame; frame = frames.pop()) {
+		const { depth, rest } = frame;
+		const onPath = (node: OutlineNode, index: number) => path[depth + index] === node.id;
 		const chain: OutlineNode[] = [];
+		let branches: readonly OutlineNode[] = [];
 		for (let at: OutlineNode | undefined = frame.start; at; ) {
 			chain.push(at);
-			const next: OutlineNode[] | undefined = children.get(at.id);
-			at = next?.length === 1 ? next[0] : undefined;
+			branches = shape.childrenOf(at.id);
+			at = branches.length === 1 ? branches[0] : undefined;
 		}
-		let run: OutlineNode[] = [];
-		const flush = () => {
-			const collapse = !full && run.length > COLLAPSE_LONGER_THAN;
-			const shown = collapse ? [...run.slice(0, RUN_ENDS), undefined, ...run.slice(-RUN_ENDS)] : run;
-			for (const node of shown) {
-				const prefix = frame.rest;
-				if (node) rows.push({ kind: "entry", node, prefix, onPath: onPath.has(node.id) });
-				else {
-					const hidden = run.length - 2 * RUN_ENDS;
-					rows.push({ kind: "hidden", count: hidden, prefix, onPath: onPath.has((run[RUN_ENDS] as OutlineNode).id) });
+		// A run of ordinary entries, by their indices in the chain.
+		let runStart = -1;
+		const flush = (runEnd: number) => {
+			if (runStart < 0) return;
+			const length = runEnd - runStart;
+			const collapse = !full && length > COLLAPSE_LONGER_THAN;
+			for (let index = runStart; index < runEnd; index++) {
+				if (collapse && index === runStart + RUN_ENDS) {
+					rows.push({
+						kind: "hidden",
+						count: length - 2 * RUN_ENDS,
+						prefix: rest,
+						onPath: onPath(chain[index] as OutlineNode, index),
+					});
+					index = runEnd - RUN_ENDS - 1;
+					continue;
 				}
+				const node = chain[index] as OutlineNode;
+				rows.push({ kind: "entry", node, prefix: rest, onPath: onPath(node, index) });
 			}
-			run = [];
+			runStart = -1;
 		};
-		chain.forEach((node, index) => {
+		for (let index = 0; index < chain.length; index++) {
+			const node = chain[index] as OutlineNode;
 			// The chain's first row carries the branch's connector; the rest hang below it.
-			if (index === 0) {
-				rows.push({ kind: "entry", node, prefix: frame.first, onPath: onPath.has(node.id) });
-				return;
-			}
-			if (isMarked(node) || index === chain.length - 1) {
-				flush();
-				rows.push({ kind: "entry", node, prefix: frame.rest, onPath: onPath.has(node.id) });
-			} else run.push(node);
-		});
-		flush();
-		const last = chain[chain.length - 1] as OutlineNode;
-		const branches = children.get(last.id);
-		if (branches && branches.length > 1) pushChildren(branches, frame.rest);
+			if (index === 0) rows.push({ kind: "entry", node, prefix: frame.first, onPath: onPath(node, index) });
+			else if (isMarked(node) || index === chain.length - 1) {
+				flush(index);
+				rows.push({ kind: "entry", node, prefix: rest, onPath: onPath(node, index) });
+			} else if (runStart < 0) runStart = index;
+		}
+		flush(chain.length);
+		if (branches.length > 1) pushChildren(branches, depth + chain.length, rest);
 	}
 	return rows;
 }
@@ -143,14 +192,14 @@ function rowText(
 
 export async function treeCommand(context: RunContext, name: string, options: TreeOptions): Promise<void> {
 	await withSession(context, name, async (session) => {
-		const nodes = session.outline();
 		const leafId = session.tree.getLeafId();
 		const { output } = context;
 		if (options.json) {
+			const nodes = session.outline();
 			output.line(JSON.stringify({ sessionId: session.header.id, path: session.path, leafId, nodes }, null, 2));
 			return;
 		}
-		const rows = treeRows(nodes, leafId, options.full);
+		const rows = treeRows(shapeOfTree(session.tree), options.full);
 		const shownIds = rows.flatMap((row) => (row.kind === "entry" ? [row.node.id] : []));
 		const entries = new Map<string, SessionEntry>();
 		// Decoded a page at a time: a full drawing of a huge session never holds every body at once.
@@ -160,7 +209,7 @@ export async function treeCommand(context: RunContext, name: string, options: Tr
 		const name = session.tree.getSessionName();
 		output.line(
 			color.bold(
-				`${name ?? session.header.id}  ${color.dim(`${session.cwd} · ${nodes.length} entries · ${session.path}`)}`,
+				`${name ?? session.header.id}  ${color.dim(`${session.cwd} · ${session.tree.getEntryCount()} entries · ${session.path}`)}`,
 			),
 		);
 		for (let start = 0, shown = 0; start < rows.length; start += PAGE) {
