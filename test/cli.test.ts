@@ -5,6 +5,7 @@
  * (v1, v2, v3, CRLF, a garbage line, a torn last line) in two projects. The other commands have their own
  * files (cli-export, cli-search, cli-write).
  */
+import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { shapeOfOutline, shapeOfTree, treeRows } from "../adapters/cli/commands/
 import { createNodeStorage } from "../adapters/node.ts";
 import { encodeCwd, type OutlineNode, Session, type SessionEntry, type SessionInfo } from "../src/index.ts";
 import { FIXTURE_NAMES, FIXTURES_DIR, sessionFixture } from "./fixtures/generate.ts";
-import { RUNTIMES, runCli } from "./support/cli.ts";
+import { CLI, RUNTIMES, runCli, runtimeCommand } from "./support/cli.ts";
 import { pi16 } from "./support/pi16.ts";
 
 const piManager = pi16.SessionManager as unknown as {
@@ -182,6 +183,31 @@ describe.each(RUNTIMES)("pi-sessions on %s", (runtime) => {
 		expect(counted.assistantUsage).toMatchObject({ input, output });
 		const parents = new Set(entries.map((e) => e.parentId));
 		expect(counted.tree.leaves).toBe(entries.filter((e) => !parents.has(e.id)).length);
+	});
+
+	it("stops quietly when its reader goes away (| head)", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "pi-sessions-pipe-"));
+		try {
+			const session = await Session.create(createNodeStorage(), { cwd: "/p", sessionDir: dir });
+			for (let index = 0; index < 3000; index++) {
+				await session.appendMessage({
+					role: "user",
+					content: `message ${index} ${"x".repeat(60)}`,
+					timestamp: Date.now(),
+				});
+			}
+			await session.close();
+			const [command, args] = runtimeCommand(runtime, CLI, ["tree", "--full", session.path as string]);
+			const quoted = [command, ...args].map((word) => `'${word}'`).join(" ");
+			const piped = spawnSync("sh", ["-c", `${quoted} | head -n 1; echo "status=\${PIPESTATUS:-$?}"`], {
+				encoding: "utf8",
+				env: { ...process.env, NO_COLOR: "1" },
+			});
+			expect(piped.stdout.split("\n")[0]).toContain(`${3000} entries`);
+			expect(piped.stderr).not.toMatch(/EPIPE|Error/);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 
 	it("errors are one line on standard error with a non-zero status", () => {
