@@ -73,7 +73,7 @@ export function cutText(text: string, limit: number | undefined): string {
  * content (neither a string nor an array, a block that is null, a text `String` cannot convert), the
  * session is left out of pi's listing; here that content has no text (README: differences from pi).
  */
-function textOf(content: unknown): string {
+export function textOf(content: unknown): string {
 	if (typeof content === "string") return content;
 	if (!Array.isArray(content)) return "";
 	const texts: string[] = [];
