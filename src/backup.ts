@@ -51,6 +51,15 @@ const MAX_BACKUP_NAMES = 1000;
  * storage without hard links, can do that).
  */
 export function* migrateWithBackup(path: string, read: ReadSession): Task<Migrated> {
+	return yield* rewriteWithBackup(path, read, encodeChunks(rewrittenLines(read)));
+}
+
+/**
+ * The same for any new content of a file as read (a repair that drops damaged lines): `content` replaces
+ * the first `read.size` bytes, the original is kept as `<file>.v<N>.bak`, and lines appended meanwhile are
+ * carried over as above. `content` is iterated once, when the rewrite is written.
+ */
+export function* rewriteWithBackup(path: string, read: ReadSession, content: Iterable<Uint8Array>): Task<Migrated> {
 	const base = `${path}.v${read.migration.fromVersion}`;
 	const linked = yield* linkBackup(path, base);
 	const backupPath = linked ?? (yield* copyBackup(path, base, read.size));
@@ -59,7 +68,7 @@ export function* migrateWithBackup(path: string, read: ReadSession): Task<Migrat
 		return { backupPath: undefined, complete: false };
 	}
 	try {
-		yield* io("replace", path, encodeChunks(rewrittenLines(read)));
+		yield* io("replace", path, content);
 	} catch (error) {
 		// Nothing was changed: the backup is a second name or a copy of what is still there.
 		yield* removeQuietly(backupPath);
