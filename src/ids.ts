@@ -26,6 +26,27 @@ export function createEntryId(taken: IdSet): string {
 }
 
 /**
+ * Entry ids made from `seed` instead of chance: the n-th id asked for is always the same 8 hex characters
+ * (FNV-1a of the seed and a counter), skipping ids already taken. A v1 file's entries have no ids; made
+ * this way from its header, every read of the file gives them the same ones (and so does migrating it).
+ * @example
+ * const next = seededEntryIds("session-id");
+ * next(new Set()) === seededEntryIds("session-id")(new Set()); // true
+ */
+export function seededEntryIds(seed: string): (taken: IdSet) => string {
+	let counter = 0;
+	return (taken) => {
+		for (;;) {
+			let hash = 0x811c9dc5;
+			const text = `${seed}\u0000${counter++}`;
+			for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+			const id = (hash >>> 0).toString(16).padStart(8, "0");
+			if (!taken.has(id)) return id;
+		}
+	};
+}
+
+/**
  * A random UUID (v4). Not `crypto.randomUUID`, which exists only in secure contexts: a page served over
  * plain http from another machine (`vite --host`, opened on a phone) must still start.
  */

@@ -6,7 +6,7 @@
  * @module
  */
 import { CURRENT_SESSION_VERSION, type FileEntry, isSessionHeader, type SessionHeader } from "./entries.ts";
-import { createEntryId } from "./ids.ts";
+import { createEntryId, seededEntryIds } from "./ids.ts";
 
 /** What a migration did. */
 export interface MigrationResult {
@@ -88,7 +88,11 @@ export function migrateToCurrentVersion(entries: readonly FileEntry[]): Migratio
 	let current = entries as FileEntry[];
 	const warnings: string[] = [];
 	if (fromVersion < 2) {
-		const step = migrateV1ToV2(current);
+		// Ids from the header, so that every read of a v1 file (read-only ones write nothing back) names its
+		// entries alike, and migrating it on disk keeps those names.
+		const header = current.find(isSessionHeader);
+		const seed = header ? `${String(header.id)}|${String(header.timestamp)}` : "";
+		const step = migrateV1ToV2(current, seededEntryIds(seed));
 		current = step.entries;
 		warnings.push(...step.warnings);
 	}

@@ -61,6 +61,27 @@ describe("migrations", () => {
 		expect(entries[4]).not.toHaveProperty("firstKeptEntryIndex");
 	});
 
+	it("v1 entries get the same ids on every read, made from the header, distinct within the file", () => {
+		const v1 = (id: string): FileEntry[] => [
+			{ type: "session", id, timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" } as FileEntry,
+			...(Array.from({ length: 500 }, (_, index) => ({
+				type: "message",
+				timestamp: "2025-01-01T00:00:00.000Z",
+				message: { role: "user", content: `m${index}`, timestamp: 0 },
+			})) as unknown as FileEntry[]),
+		];
+		const ids = (records: FileEntry[]) =>
+			migrateToCurrentVersion(records)
+				.entries.slice(1)
+				.map((e) => (e as { id: string }).id);
+		const first = ids(v1("a"));
+		expect(ids(v1("a"))).toEqual(first);
+		expect(new Set(first).size).toBe(500);
+		for (const id of first) expect(id).toMatch(/^[0-9a-f]{8}$/);
+		const other = ids(v1("b"));
+		expect(other.filter((id, index) => id === first[index])).toEqual([]);
+	});
+
 	it("v2 → v3 renames hookMessage to custom and nothing else", () => {
 		const v2 = migrateV1ToV2(v1, counter()).entries;
 		const v3 = migrateV2ToV3(v2);
