@@ -247,6 +247,19 @@ describe("pi-sessions context against pi 1.6.0 at other leaves", () => {
 		}
 	});
 
+	it("a v1 file's entries have the same ids in every command (made from its header, never written)", () => {
+		const path = paths.get("v1-linear.jsonl") as string;
+		const before = readFileSync(path);
+		const tree = JSON.parse(runCli("node", ["tree", path, "--json"]).stdout) as { nodes: OutlineNode[] };
+		const again = JSON.parse(runCli("node", ["tree", path, "--json"]).stdout) as { nodes: OutlineNode[] };
+		expect(again.nodes.map((n) => n.id)).toEqual(tree.nodes.map((n) => n.id));
+		const target = tree.nodes[5] as OutlineNode;
+		const show = runCli("node", ["show", path, target.id, "--json"]);
+		expect(show.status).toBe(0);
+		expect((JSON.parse(show.stdout) as SessionEntry).parentId).toBe(target.parentId);
+		expect(readFileSync(path).equals(before)).toBe(true);
+	});
+
 	it("an id prefix that several sessions share names them, and opens none", () => {
 		// The fixtures are in two projects, under their own names: found by the ids in their headers.
 		const run = runCli("node", ["tree", "a4b77f"], { env: env() });
