@@ -113,7 +113,11 @@ describe("README.md code blocks", () => {
 	/** The package's own commands in the sh blocks: `npx pi-sessions …`, one line each. */
 	const cliCommands = blocks
 		.filter((b) => language(b) === "sh")
-		.flatMap((block) => block.code.split("\n").map((line, index) => ({ block, line: line.replace(/\s+#.*$/, "").trim(), at: block.line + 1 + index })))
+		.flatMap((block) =>
+			block.code
+				.split("\n")
+				.map((line, index) => ({ block, line: line.replace(/\s+#.*$/, "").trim(), at: block.line + 1 + index })),
+		)
 		.filter(({ line }) => line.startsWith("npx pi-sessions "));
 
 	it("shows the command-line tool at work (npx pi-sessions …)", () => {
@@ -122,7 +126,10 @@ describe("README.md code blocks", () => {
 
 	for (const { line, at } of cliCommands) {
 		it(`README.md:${at} \`${line}\` runs over the bundled samples and exits 0`, () => {
-			const args = line.slice("npx pi-sessions ".length).split(/\s+/).map((word) => word.replace(/^"(.*)"$/, "$1"));
+			const args = line
+				.slice("npx pi-sessions ".length)
+				.split(/\s+/)
+				.map((word) => word.replace(/^"(.*)"$/, "$1"));
 			const run = runCli("node", args);
 			expect(`exit ${run.status}\n${run.stderr}`).toMatch(/^exit 0\n/);
 			expect(run.stdout.trim()).not.toBe("");
