@@ -29,6 +29,7 @@ import {
 	SessionTree,
 	sessionFileName,
 } from "../src/index.ts";
+import { smallUsage } from "./support/messages.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const SAMPLES = join(ROOT, "dist", "samples", "sessions");
@@ -156,14 +157,7 @@ function writeAgentDir(agentDir: string): Generated[] {
 				api: "anthropic-messages",
 				provider: "anthropic",
 				model: "claude-sonnet-4-5",
-				usage: {
-					input: 1,
-					output: 1,
-					cacheRead: 0,
-					cacheWrite: 0,
-					totalTokens: 2,
-					cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-				},
+				usage: smallUsage,
 				stopReason: "stop",
 				timestamp: time,
 			});
