@@ -2,7 +2,7 @@
  * What `pi-sessions` writes where: colour only on a terminal and never with NO_COLOR, a progress bar
  * only when standard error is a terminal (and cleared after), driven by a real listing.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { runContext } from "../adapters/cli/run-context.ts";
 import { formatBytes, oneLine, terminalOutput } from "../adapters/cli/terminal.ts";
 import { createNodeStorage } from "../adapters/node.ts";
 import { Session } from "../src/index.ts";
+import { RUNTIMES, runCli } from "./support/cli.ts";
 
 function stream(isTTY: boolean) {
 	const chunks: string[] = [];
@@ -74,9 +75,107 @@ describe("terminal output", () => {
 		}
 	});
 
+	it("makes every line printable: a session's escape sequences are shown, never sent; colours still work", () => {
+		const out = stream(true);
+		const output = terminalOutput(out, stream(false), {});
+		const hostile = "a\x1b]52;c;cGF5bG9hZA==\x07b\x1b[2Jc\u009bd\u202ee\tf";
+		output.line(`${output.color.cyan(hostile)} ${output.color.bold(output.color.dim("x"))}`);
+		const text = out.text();
+		expect(text).toContain("a\\u001b]52;c;cGF5bG9hZA==\\u0007b\\u001b[2Jc\\u009bd\\u202ee\tf");
+		expect(text.match(/\x1b\[[0-9]+m/g)).toEqual([
+			"\x1b[36m",
+			"\x1b[39m",
+			"\x1b[1m",
+			"\x1b[2m",
+			"\x1b[22m",
+			"\x1b[1m",
+			"\x1b[22m",
+		]);
+		// biome-ignore lint/suspicious/noControlCharactersInRegex: only colour codes may remain
+		expect(text.replace(/\x1b\[[0-9]+m/g, "")).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+		const plain = stream(true);
+		terminalOutput(plain, stream(false), { NO_COLOR: "1" }).line(output.color.red("r"));
+		expect(plain.text()).toBe("r\n");
+	});
+
 	it("one line, and sizes", () => {
 		expect(oneLine("a\n\tb  c", 10)).toBe("a b c");
 		expect(oneLine("abcdefghijkl", 5)).toBe("abcd…");
 		expect([formatBytes(12), formatBytes(2048), formatBytes(5 * 1024 ** 3)]).toEqual(["12 B", "2.0 KB", "5.0 GB"]);
+	});
+});
+
+/** A session whose every text field carries escape sequences (as bash output does, and as a crafted file may). */
+function escapingSession(dir: string): string {
+	const esc = (word: string) => `${word}\x1b]0;TITLE\x07\x1b]52;c;cGF5bG9hZA==\x07\x1b[2J\u009b31m\u202e`;
+	const time = "2026-01-01T00:00:00.000Z";
+	const lines = [
+		{ type: "session", version: 3, id: "e5c0e5c0-0000-4000-8000-000000000000", timestamp: time, cwd: esc("/cwd") },
+		{
+			type: "message",
+			id: "a1",
+			parentId: null,
+			timestamp: time,
+			message: { role: "user", content: esc("needle"), timestamp: 0 },
+		},
+		{
+			type: "message",
+			id: esc("b2"),
+			parentId: "a1",
+			timestamp: time,
+			message: {
+				role: "assistant",
+				content: [{ type: "text", text: esc("needle answer") }],
+				usage: { input: 1, output: 1 },
+				timestamp: 0,
+			},
+		},
+		{ type: "session_info", id: "c3", parentId: esc("b2"), timestamp: time, name: esc("name") },
+		{ type: "label", id: "d4", parentId: "c3", timestamp: time, targetId: "a1", label: esc("label") },
+		{
+			type: "compaction",
+			id: "e5",
+			parentId: "d4",
+			timestamp: time,
+			summary: esc("summary"),
+			firstKeptEntryId: "a1",
+			tokensBefore: 1,
+		},
+	];
+	const project = join(dir, "--cwd--");
+	mkdirSync(project, { recursive: true });
+	const path = join(project, "2026-01-01T00-00-00-000Z_e5c0e5c0-0000-4000-8000-000000000000.jsonl");
+	writeFileSync(path, `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
+	return path;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what a terminal acts on
+const TERMINAL_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+
+describe.each(RUNTIMES)("a session full of escape sequences, on %s", (runtime) => {
+	it("reaches no terminal through any command: every control character is shown as \\uXXXX", () => {
+		const dir = mkdtempSync(join(tmpdir(), "pi-sessions-escapes-"));
+		try {
+			const path = escapingSession(dir);
+			const commands = [
+				["ls", "--all"],
+				["tree", path],
+				["tree", path, "--full"],
+				["context", path],
+				["show", path, "a1"],
+				["stats", path],
+				["search", "--all", "needle"],
+				["check", path],
+			];
+			for (const args of commands) {
+				const run = runCli(runtime, [...args, "--dir", dir]);
+				expect(run.stdout.length, args.join(" ")).toBeGreaterThan(0);
+				expect(run.stdout, args.join(" ")).not.toMatch(TERMINAL_CONTROL);
+				expect(run.stderr, args.join(" ")).not.toMatch(TERMINAL_CONTROL);
+			}
+			expect(runCli(runtime, ["context", path]).stdout).toContain("needle\\u001b]0;TITLE\\u0007");
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 });

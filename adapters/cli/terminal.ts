@@ -1,20 +1,35 @@
 /**
  * What the tool writes and how: standard output for answers, standard error for notes and progress;
  * colour only on a terminal and never with `NO_COLOR`; a progress bar only when standard error is a terminal.
+ *
+ * A session may hold anything, escape sequences among it (bash output is full of them; one can set the
+ * window's title, write the clipboard, clear the screen). So every line written is made printable first:
+ * control characters, DEL, C1 and the bidirectional overrides are written as `\uXXXX`. Colours are
+ * therefore not escape sequences while a line is composed but markers (private-use characters around an
+ * SGR number), turned into colour codes, or removed, only after that: a session's text can at most colour
+ * itself, never move the cursor or talk to the terminal.
  * @module
  */
-import pc from "picocolors";
 
-export type Colors = ReturnType<typeof pc.createColors>;
+/** Colour functions: each wraps its text in the markers of one SGR attribute. */
+export interface Colors {
+	bold(text: string): string;
+	dim(text: string): string;
+	red(text: string): string;
+	green(text: string): string;
+	yellow(text: string): string;
+	magenta(text: string): string;
+	cyan(text: string): string;
+}
 
 export interface Output {
 	/** Write a line (a line feed is added) to standard output. */
 	line(text?: string): void;
-	/** Write text as it is to standard output. */
+	/** Write a document (an export) to standard output: its bytes as they are, made printable only on a terminal. */
 	write(text: string): void;
 	/** A note for the user on standard error. */
 	note(text: string): void;
-	/** Colours for standard output (no-ops where colour is off). */
+	/** Colours for standard output (markers that `line` drops where colour is off). */
 	readonly color: Colors;
 	/** `(done, total)` drawn as a bar on standard error when it is a terminal; nothing otherwise. */
 	progress(label: string): { update(done: number, total: number): void; end(): void };
@@ -23,7 +38,57 @@ export interface Output {
 interface Stream {
 	write(text: string): unknown;
 	isTTY?: boolean;
-	columns?: number;
+}
+
+const OPEN = "\uE000";
+const CLOSE = "\uE001";
+const MARKER = /\uE000(\d{1,2})\uE001/g;
+
+/** SGR numbers: [on, off]. */
+const SGR: Record<keyof Colors, [number, number]> = {
+	bold: [1, 22],
+	dim: [2, 22],
+	red: [31, 39],
+	green: [32, 39],
+	yellow: [33, 39],
+	magenta: [35, 39],
+	cyan: [36, 39],
+};
+
+const mark = (code: number) => `${OPEN}${code}${CLOSE}`;
+
+const colors = Object.fromEntries(
+	Object.entries(SGR).map(([name, [on, off]]) => [
+		name,
+		// A nested colour's off code would end the outer one too: the outer's on code follows it again.
+		(text: string) => `${mark(on)}${text.replaceAll(mark(off), `${mark(off)}${mark(on)}`)}${mark(off)}`,
+	]),
+) as unknown as Colors;
+
+/** Characters a terminal acts on instead of showing; line feeds and tabs are kept where `lines` says so. */
+function isControl(code: number, lines: boolean): boolean {
+	if (lines && (code === 0x0a || code === 0x09)) return false;
+	return (
+		code < 0x20 ||
+		(code >= 0x7f && code <= 0x9f) ||
+		code === 0x2028 ||
+		code === 0x2029 ||
+		(code >= 0x202a && code <= 0x202e) ||
+		(code >= 0x2066 && code <= 0x2069)
+	);
+}
+
+/** `text` with every character a terminal would act on written as `\uXXXX` (line feeds and tabs kept when `lines`). */
+export function printable(text: string, lines = false): string {
+	let shown = "";
+	let start = 0;
+	for (let index = 0; index < text.length; index++) {
+		const code = text.charCodeAt(index);
+		if (!isControl(code, lines)) continue;
+		shown += `${text.slice(start, index)}\\u${code.toString(16).padStart(4, "0")}`;
+		start = index + 1;
+	}
+	return start === 0 ? text : shown + text.slice(start);
 }
 
 function colorsOn(stream: Stream, env: Record<string, string | undefined>): boolean {
@@ -36,12 +101,14 @@ export function terminalOutput(
 	stderr: Stream = process.stderr,
 	env: Record<string, string | undefined> = process.env,
 ): Output {
-	const color = pc.createColors(colorsOn(stdout, env));
+	const coloured = colorsOn(stdout, env);
+	const finish = (text: string) =>
+		printable(text, true).replace(MARKER, (_, code: string) => (coloured ? `\x1b[${code}m` : ""));
 	return {
-		line: (text = "") => stdout.write(`${text}\n`),
-		write: (text) => stdout.write(text),
-		note: (text) => stderr.write(`${text}\n`),
-		color,
+		line: (text = "") => stdout.write(`${finish(text)}\n`),
+		write: (text) => stdout.write(stdout.isTTY === true ? printable(text, true) : text),
+		note: (text) => stderr.write(`${printable(text, true).replace(MARKER, "")}\n`),
+		color: colors,
 		progress(label) {
 			if (stderr.isTTY !== true) return { update() {}, end() {} };
 			let drawn = false;
@@ -50,7 +117,7 @@ export function terminalOutput(
 					const width = 24;
 					const filled = total > 0 ? Math.round((done / total) * width) : 0;
 					const bar = `${"#".repeat(filled)}${"-".repeat(width - filled)}`;
-					stderr.write(`\r${label} [${bar}] ${done}/${total}`);
+					stderr.write(`\r${printable(label)} [${bar}] ${done}/${total}`);
 					drawn = true;
 				},
 				end() {
@@ -61,9 +128,11 @@ export function terminalOutput(
 	};
 }
 
-/** One line of at most `width` characters: line breaks and tabs as spaces, the rest cut with an ellipsis. */
-export function oneLine(text: string, width: number): string {
-	const flat = text.replace(/\s+/g, " ").trim();
+/** One line of at most `width` characters of any value: line breaks and tabs as spaces, the rest cut with an ellipsis. */
+export function oneLine(text: unknown, width: number): string {
+	const flat = String(text ?? "")
+		.replace(/\s+/g, " ")
+		.trim();
 	return flat.length <= width ? flat : `${flat.slice(0, Math.max(0, width - 1))}…`;
 }
 
@@ -77,4 +146,9 @@ export function formatBytes(bytes: number): string {
 		unit++;
 	}
 	return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** "1 entry", "2 entries". */
+export function plural(count: number, word: string, words = `${word}s`): string {
+	return `${count} ${count === 1 ? word : words}`;
 }

@@ -29,6 +29,7 @@ import { CURRENT_SESSION_VERSION } from "../../../src/index.ts";
 import { CliError } from "../errors.ts";
 import type { RunContext } from "../run-context.ts";
 import { type Examination, examine, type Problem, type RepairDone, repair, repairable } from "../session-check.ts";
+import { plural, printable } from "../terminal.ts";
 import { refuseSampleFile, withWriterLock } from "../write-guard.ts";
 
 export interface CheckOptions {
@@ -87,21 +88,6 @@ function printJson(
 	context.output.line(JSON.stringify(report, null, 2));
 }
 
-/** An excerpt as it is, its control characters written as escapes (a line may hold anything). */
-function visible(excerpt: string): string {
-	let shown = "";
-	for (const char of excerpt) {
-		const code = char.codePointAt(0) as number;
-		const control = code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
-		shown += control ? `\\u${code.toString(16).padStart(4, "0")}` : char;
-	}
-	return shown;
-}
-
-function plural(count: number, word: string, words = `${word}s`): string {
-	return `${count} ${count === 1 ? word : words}`;
-}
-
 function printText(
 	context: RunContext,
 	found: Examination,
@@ -116,9 +102,9 @@ function printText(
 	for (const problem of found.problems) {
 		const fix = problem.repair ? color.green(` [${REPAIR_WORDS[problem.repair]}]`) : "";
 		output.line(
-			`line ${problem.line} (byte ${problem.byteOffset}): ${color.yellow(problem.reason)}: ${visible(problem.message)}${fix}`,
+			`line ${problem.line} (byte ${problem.byteOffset}): ${color.yellow(problem.reason)}: ${printable(problem.message)}${fix}`,
 		);
-		output.line(`    ${color.dim(visible(problem.excerpt))}`);
+		output.line(`    ${color.dim(printable(problem.excerpt))}`);
 	}
 	for (const warning of found.migrationWarnings) output.line(color.dim(`note: migrating it: ${warning}`));
 	const fixable = found.problems.filter((problem) => problem.repair !== null).length;
@@ -152,7 +138,7 @@ function printText(
 		output.line("left, not repairable:");
 		for (const problem of left) {
 			output.line(
-				`line ${problem.line} (byte ${problem.byteOffset}): ${color.yellow(problem.reason)}: ${visible(problem.message)}`,
+				`line ${problem.line} (byte ${problem.byteOffset}): ${color.yellow(problem.reason)}: ${printable(problem.message)}`,
 			);
 		}
 	}

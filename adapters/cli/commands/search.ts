@@ -39,8 +39,7 @@ import { textOf as listedMessageText } from "../../../src/listing-summary.ts";
 import { CliError } from "../errors.ts";
 import { withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
-import type { Colors } from "../terminal.ts";
-import { oneLine } from "../terminal.ts";
+import { type Colors, oneLine, plural } from "../terminal.ts";
 import { listedSessions, shortTime } from "./ls.ts";
 
 export interface SearchOptions {
@@ -282,10 +281,6 @@ function printMatches(result: SearchResult, color: Colors, line: (text?: string)
 		const when = shortTime(new Date(match.timestamp));
 		line(`  ${color.dim(when)}  ${color.cyan(match.entryId)}  ${match.role.padEnd(9)}  ${shown}`);
 	}
-}
-
-function plural(count: number, word: string, words = `${word}s`): string {
-	return `${count} ${count === 1 ? word : words}`;
 }
 
 function summary(result: SearchResult, query: string, searched: number, limit: number): string {
