@@ -260,6 +260,36 @@ describe("pi-sessions context against pi 1.6.0 at other leaves", () => {
 		expect(readFileSync(path).equals(before)).toBe(true);
 	});
 
+	it("ls shows each id as the shortest prefix that names it, and that prefix opens it", async () => {
+		const root = mkdtempSync(join(tmpdir(), "pi-sessions-short-ids-"));
+		try {
+			const ids = [
+				"01a2345c-0000-7000-8000-000000000001",
+				"01a2345c-0000-7000-8000-000000000002",
+				"01a2345d-1111-7000-8000-000000000003",
+			];
+			for (const id of ids) {
+				const session = await Session.create(createNodeStorage(), { cwd: "/p", sessionDir: join(root, "--p--"), id });
+				await session.appendMessage({ role: "user", content: `I am ${id}`, timestamp: Date.now() });
+				await session.close();
+			}
+			const ls = runCli("node", ["ls", "--all", "--dir", root]);
+			const shown = [...ls.stdout.matchAll(/^\S+ \S+\s+(\S+)/gm)].map((match) => match[1] as string).sort();
+			expect(shown).toEqual([
+				"01a2345c-0000-7000-8000-000000000001",
+				"01a2345c-0000-7000-8000-000000000002",
+				"01a2345d",
+			]);
+			for (const prefix of shown) {
+				const tree = runCli("node", ["tree", prefix, "--dir", root]);
+				expect(tree.status, tree.stderr).toBe(0);
+				expect(tree.stdout).toContain(`I am ${ids.find((id) => id.startsWith(prefix))}`);
+			}
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+
 	it("an id prefix that several sessions share names them, and opens none", () => {
 		// The fixtures are in two projects, under their own names: found by the ids in their headers.
 		const run = runCli("node", ["tree", "a4b77f"], { env: env() });

@@ -70,3 +70,39 @@ export async function findSession(name: string, placesOf: () => Places, storage:
 	if (found) return found;
 	throw new CliError(`no session file or session id (or id prefix) "${name}" under ${places.root}`);
 }
+
+/** Shown ids are at least this long (a session id from pi is a UUIDv7: its first 8 characters are a time). */
+const SHORT_ID = 8;
+
+/**
+ * Ids as a listing shows them: each cut to its shortest prefix (at least 8 characters) that no other
+ * session under the root begins with, so that what is shown can be typed back (`tree PREFIX`). Sessions
+ * made within the same minute share their first 8 characters.
+ */
+export function shortIds(shown: Iterable<unknown>, places: Places): (id: unknown) => string {
+	const all = [
+		...new Set([...candidatesByFileName(places.root).map((c) => c.id), ...[...shown].filter(isString)]),
+	].sort();
+	const common = (a: string | undefined, b: string) => {
+		let length = 0;
+		while (a !== undefined && length < a.length && a[length] === b[length]) length++;
+		return length;
+	};
+	return (id) => {
+		if (!isString(id)) return String(id);
+		let low = 0;
+		let high = all.length;
+		while (low < high) {
+			const middle = (low + high) >> 1;
+			if ((all[middle] as string) < id) low = middle + 1;
+			else high = middle;
+		}
+		const next = all[low] === id ? all[low + 1] : all[low];
+		const length = Math.max(SHORT_ID, common(all[low - 1], id) + 1, common(next, id) + 1);
+		return id.slice(0, length);
+	};
+}
+
+function isString(value: unknown): value is string {
+	return typeof value === "string";
+}

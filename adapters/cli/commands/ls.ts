@@ -7,6 +7,7 @@ import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { encodeCwd, listAllSessions, listSessions, type SessionInfo } from "../../../src/index.ts";
 import { CliError } from "../errors.ts";
+import { shortIds } from "../find-session.ts";
 import type { RunContext } from "../run-context.ts";
 import { formatBytes, oneLine } from "../terminal.ts";
 
@@ -77,9 +78,13 @@ export async function lsCommand(context: RunContext, options: LsOptions): Promis
 	}
 	const { color } = output;
 	const width = Math.max(40, (process.stdout.columns ?? 120) - 48);
+	const short = shortIds(
+		sessions.map((session) => session.id),
+		context.places(),
+	);
 	for (const session of sessions) {
 		const size = sizeOf(session.path);
-		const id = typeof session.id === "string" ? session.id.slice(0, 8) : String(session.id);
+		const id = short(session.id);
 		const title = session.name ?? (session.firstMessage || "(no messages)");
 		const cells = [
 			color.dim(shortTime(session.modified)),

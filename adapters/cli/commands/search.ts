@@ -37,6 +37,7 @@
 import type { Session, SessionEntry, SessionInfo } from "../../../src/index.ts";
 import { textOf as listedMessageText } from "../../../src/listing-summary.ts";
 import { CliError } from "../errors.ts";
+import { shortIds } from "../find-session.ts";
 import { withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
 import { type Colors, oneLine, plural } from "../terminal.ts";
@@ -256,14 +257,23 @@ export async function searchCommand(context: RunContext, query: string, options:
 		return;
 	}
 	const result = await searchSessions(context, sessions, query, options.limit);
+	const short = shortIds(
+		sessions.map((session) => session.id),
+		context.places(),
+	);
 	for (const { path, reason } of result.unreadable) output.note(`pi-sessions: could not read ${path}: ${reason}`);
 	if (options.json) output.line(JSON.stringify(result.matches, null, 2));
-	else printMatches(result, output.color, (text) => output.line(text));
-	output.note(summary(result, query, sessions.length, options.limit));
+	else printMatches(result, output.color, short, (text) => output.line(text));
+	output.note(summary(result, query, sessions.length, options.limit, short));
 }
 
 /** Rows grouped under their session: id prefix, name or first message, working directory. */
-function printMatches(result: SearchResult, color: Colors, line: (text?: string) => void): void {
+function printMatches(
+	result: SearchResult,
+	color: Colors,
+	short: (id: unknown) => string,
+	line: (text?: string) => void,
+): void {
 	let current: string | undefined;
 	for (const match of result.matches) {
 		if (match.path !== current) {
@@ -272,9 +282,7 @@ function printMatches(result: SearchResult, color: Colors, line: (text?: string)
 			const info = result.sessions.get(match.path);
 			const title = match.sessionName ?? (info?.firstMessage || "(no messages)");
 			const heading = match.sessionName ? color.bold(oneLine(title, 60)) : oneLine(title, 60);
-			line(
-				`${color.cyan(match.sessionId.slice(0, 8))}  ${heading}  ${color.dim(match.cwd || "(no working directory)")}`,
-			);
+			line(`${color.cyan(short(match.sessionId))}  ${heading}  ${color.dim(match.cwd || "(no working directory)")}`);
 		}
 		const { snippet, matchStart, matchLength } = match;
 		const shown = `${snippet.slice(0, matchStart)}${color.bold(color.red(snippet.slice(matchStart, matchStart + matchLength)))}${snippet.slice(matchStart + matchLength)}`;
@@ -283,7 +291,13 @@ function printMatches(result: SearchResult, color: Colors, line: (text?: string)
 	}
 }
 
-function summary(result: SearchResult, query: string, searched: number, limit: number): string {
+function summary(
+	result: SearchResult,
+	query: string,
+	searched: number,
+	limit: number,
+	short: (id: unknown) => string,
+): string {
 	const { matches, moreInSession, moreSessions } = result;
 	const inSessions = plural(result.sessions.size, "session");
 	const of = `${plural(searched, "session")} searched`;
@@ -291,7 +305,7 @@ function summary(result: SearchResult, query: string, searched: number, limit: n
 	const shown = `${plural(matches.length, "match", "matches")} in ${inSessions} (${of})`;
 	if (!moreInSession && moreSessions === 0) return `${shown}.`;
 	const more: string[] = [];
-	if (moreInSession) more.push(`more in ${idOf(moreInSession).slice(0, 8)}`);
+	if (moreInSession) more.push(`more in ${short(idOf(moreInSession))}`);
 	if (moreSessions > 0) more.push(`${plural(moreSessions, "more session")} whose text matches`);
 	return `${shown}; the limit of ${limit} left out ${more.join(" and ")} (--limit N shows more).`;
 }
