@@ -8,12 +8,15 @@
 import {
 	copyFileSync,
 	existsSync,
+	lstatSync,
 	mkdirSync,
 	mkdtempSync,
 	readdirSync,
 	readFileSync,
+	realpathSync,
 	rmSync,
 	statSync,
+	symlinkSync,
 	writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -226,6 +229,28 @@ describe.each(RUNTIMES)("pi-sessions' writing commands on %s", (runtime) => {
 		expect(again.status).toBe(0);
 		expect(again.stdout).toBe(`${path} is already version 3: nothing was written\n`);
 		expect(snapshot(dirname(path))).toEqual(before);
+	});
+
+	it("migrate and check --repair through a link rewrite the file it points to; the link stays a link", () => {
+		const h = home();
+		const target = h.copy("v1-linear.jsonl");
+		const elsewhere = join(h.agentDir, "elsewhere");
+		mkdirSync(elsewhere);
+		const link = join(elsewhere, "link.jsonl");
+		symlinkSync(target, link);
+		const run = runCli(runtime, ["migrate", link], { env: h.env });
+		expect(run.status, run.stderr).toBe(0);
+		expect(run.stdout).toContain(`migrated ${realpathSync(target)} from version 1 to 3`);
+		expect(lstatSync(link).isSymbolicLink()).toBe(true);
+		expect(JSON.parse(readFileSync(link, "utf8").split("\n")[0] as string).version).toBe(3);
+		expect(readFileSync(`${realpathSync(target)}.v1.bak`)).toEqual(fixtureBytes("v1-linear.jsonl"));
+		const garbage = h.copy("v3-garbage-line.jsonl");
+		const other = join(elsewhere, "garbage.jsonl");
+		symlinkSync(garbage, other);
+		const repair = runCli(runtime, ["check", "--repair", other], { env: h.env });
+		expect(repair.status, repair.stderr).toBe(0);
+		expect(lstatSync(other).isSymbolicLink()).toBe(true);
+		expect(runCli(runtime, ["check", garbage], { env: h.env }).status).toBe(0);
 	});
 
 	it("migrate refuses a file whose writer lock another program holds: one line, nothing written", async () => {

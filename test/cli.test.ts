@@ -14,7 +14,7 @@ import { shapeOfOutline, shapeOfTree, treeRows } from "../adapters/cli/commands/
 import { createNodeStorage } from "../adapters/node.ts";
 import { encodeCwd, type OutlineNode, Session, type SessionEntry, type SessionInfo } from "../src/index.ts";
 import { FIXTURE_NAMES, FIXTURES_DIR, sessionFixture } from "./fixtures/generate.ts";
-import { CLI, RUNTIMES, runCli, runtimeCommand } from "./support/cli.ts";
+import { CLI, ROOT, RUNTIMES, runCli, runtimeCommand } from "./support/cli.ts";
 import { pi16 } from "./support/pi16.ts";
 
 const piManager = pi16.SessionManager as unknown as {
@@ -101,6 +101,16 @@ describe.each(RUNTIMES)("pi-sessions on %s", (runtime) => {
 			expect(own.stdout).toContain(`pi-sessions ${command}`);
 			expect(own.stdout).toContain("--dir");
 		}
+	});
+
+	it("--version is the package's, and -- ends the options (search -- --help searches for --help)", () => {
+		const version = runCli(runtime, ["--version"]);
+		expect(version.stdout.trim()).toBe(
+			(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version,
+		);
+		const search = runCli(runtime, ["search", "--samples", "--all", "--", "--help"]);
+		expect(search.status).toBe(0);
+		expect(search.stderr).toMatch(/No matches for "--help"/);
 	});
 
 	it("says so and shows the bundled samples when there is no ~/.pi", () => {
@@ -220,6 +230,9 @@ describe.each(RUNTIMES)("pi-sessions on %s", (runtime) => {
 			[["context", "66bcd5", "--samples", "--leaf", "nope"], 1, /no entry nope/],
 			[["context", "66bcd5", "--samples", "--last", "-3"], 2, /whole number/],
 			[["ls", "--all", "--cwd", "/x"], 2, /not both/],
+			[["ls", "--json", "extra"], 2, /unexpected argument "extra"/],
+			[["context", "66bcd5", "--samples", "--last", "1e3"], 2, /whole number/],
+			[["search", "--samples", "--limit", "0x10", "x"], 2, /whole number/],
 		];
 		for (const [args, status, message] of cases) {
 			const run = runCli(runtime, args, { env: env() });

@@ -4,20 +4,12 @@
  * ids through the listing, for files named otherwise).
  * @module
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { listAllSessions, type Storage } from "../../src/index.ts";
 import { sessionIdOfFileName } from "../../src/paths.ts";
 import { CliError } from "./errors.ts";
-import type { Places } from "./places.ts";
-
-function isFile(path: string): boolean {
-	try {
-		return statSync(path).isFile();
-	} catch {
-		return false;
-	}
-}
+import { isDirectory, isFile, type Places } from "./places.ts";
 
 interface Candidate {
 	id: string;
@@ -28,11 +20,11 @@ function candidatesByFileName(root: string): Candidate[] {
 	const found: Candidate[] = [];
 	for (const project of readdirSync(root, { withFileTypes: true })) {
 		const dir = join(root, project.name);
-		if (!project.isDirectory() && !(project.isSymbolicLink() && existsSync(dir) && statSync(dir).isDirectory()))
-			continue;
-		for (const name of readdirSync(dir)) {
-			const id = name.endsWith(".jsonl") ? sessionIdOfFileName(name) : undefined;
-			if (id !== undefined) found.push({ id, path: join(dir, name) });
+		if (!project.isDirectory() && !(project.isSymbolicLink() && isDirectory(dir))) continue;
+		for (const file of readdirSync(dir, { withFileTypes: true })) {
+			const id = file.name.endsWith(".jsonl") ? sessionIdOfFileName(file.name) : undefined;
+			const path = join(dir, file.name);
+			if (id !== undefined && (file.isFile() || (file.isSymbolicLink() && isFile(path)))) found.push({ id, path });
 		}
 	}
 	return found;
@@ -41,7 +33,8 @@ function candidatesByFileName(root: string): Candidate[] {
 function chooseOne(name: string, matches: Candidate[], root: string): string | undefined {
 	const exact = matches.filter((match) => match.id === name);
 	const chosen = exact.length > 0 ? exact : matches;
-	const paths = [...new Set(chosen.map((match) => match.path))];
+	// A link and the file it points to are one session.
+	const paths = [...new Set(chosen.map((match) => realpathSync(match.path)))];
 	if (paths.length === 1) return paths[0];
 	if (paths.length === 0) return undefined;
 	const shown = paths.slice(0, 5).join(", ");
@@ -52,7 +45,9 @@ function chooseOne(name: string, matches: Candidate[], root: string): string | u
 
 /** The path of the session `name` stands for; a `CliError` saying what was looked for when there is none. */
 export async function findSession(name: string, placesOf: () => Places, storage: Storage): Promise<string> {
-	if (isFile(name)) return resolve(name);
+	// The file itself, not a link to it: a command that rewrites it (migrate, repair) must rewrite the
+	// session, not replace the link, and take the lock every other writer of that file takes.
+	if (isFile(name)) return realpathSync(name);
 	if (name.includes("/") || name.endsWith(".jsonl")) throw new CliError(`no such session file: ${resolve(name)}`);
 	if (name === "") throw new CliError("no session named: give a file or a session id");
 	const places = placesOf();

@@ -41,12 +41,14 @@ export function samplesRoot(): string {
 	throw new CliError("the bundled sample sessions are missing (run `npm run build`)");
 }
 
-function isDirectory(path: string): boolean {
-	try {
-		return statSync(path).isDirectory();
-	} catch {
-		return false;
-	}
+/** Whether `path` is a directory, or a link to one. */
+export function isDirectory(path: string): boolean {
+	return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+}
+
+/** Whether `path` is a regular file, or a link to one. */
+export function isFile(path: string): boolean {
+	return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
 }
 
 export function findPlaces(options: PlaceOptions, output: Output): Places {

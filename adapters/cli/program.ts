@@ -65,6 +65,9 @@ function command<A extends ArgsDef>(
 		args: all,
 		run: async ({ args: parsed, rawArgs }) => {
 			rejectUnknownOptions(rawArgs, all);
+			const positionals = Object.values(all).filter((def) => def.type === "positional").length;
+			const extra = (parsed._ as string[]).slice(positionals);
+			if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}"`, 2);
 			const values = parsed as unknown as Record<string, unknown>;
 			const context = runContext(
 				{ dir: values.dir as string | undefined, samples: values.samples === true, catalog: values.catalog !== false },
@@ -98,9 +101,8 @@ function rejectUnknownOptions(rawArgs: readonly string[], args: ArgsDef): void {
 
 function integer(value: unknown, name: string): number | undefined {
 	if (value === undefined) return undefined;
-	const number = Number(value);
-	if (!Number.isSafeInteger(number) || number < 0)
-		throw new CliError(`--${name} takes a whole number, not "${value}"`, 2);
+	const number = /^\d+$/.test(String(value)) ? Number(value) : Number.NaN;
+	if (!Number.isSafeInteger(number)) throw new CliError(`--${name} takes a whole number, not "${value}"`, 2);
 	return number;
 }
 
@@ -240,7 +242,8 @@ export async function main(argv: readonly string[], output: () => Output = () =>
 	const root = program(output);
 	const rawArgs = [...argv];
 	try {
-		const help = rawArgs.some((arg) => arg === "--help" || arg === "-h");
+		const options = rawArgs.includes("--") ? rawArgs.slice(0, rawArgs.indexOf("--")) : rawArgs;
+		const help = options.some((arg) => arg === "--help" || arg === "-h");
 		if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
 			output().line(VERSION);
 			return 0;

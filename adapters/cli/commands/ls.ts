@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { encodeCwd, listAllSessions, listSessions, type SessionInfo } from "../../../src/index.ts";
 import { CliError } from "../errors.ts";
 import { shortIds } from "../find-session.ts";
+import { isDirectory } from "../places.ts";
 import type { RunContext } from "../run-context.ts";
 import { formatBytes, oneLine } from "../terminal.ts";
 
@@ -40,14 +41,6 @@ export async function listedSessions(
 		return await listSessions(context.storage, dir, listOptions);
 	} finally {
 		progress.end();
-	}
-}
-
-function isDirectory(path: string): boolean {
-	try {
-		return statSync(path).isDirectory();
-	} catch {
-		return false;
 	}
 }
 
