@@ -16,6 +16,7 @@ import { openSessionFile } from "../../../src/open-session.ts";
 import { joinPath } from "../../../src/paths.ts";
 import { CliError } from "../errors.ts";
 import type { RunContext } from "../run-context.ts";
+import { plural } from "../terminal.ts";
 import { refuseSampleRoot, withWriterLock } from "../write-guard.ts";
 
 export interface ForkOptions {
@@ -61,6 +62,6 @@ export async function forkCommand(context: RunContext, name: string, options: Fo
 	if (!(await storage.stat(path))) throw new CliError(`the fork was not written to ${path}`);
 	output.line(path);
 	output.note(
-		`forked ${entries.length} entries of ${source}, up to ${leafId}, into session ${fork.tree.getSessionId()} (cwd ${cwd})`,
+		`forked ${plural(entries.length, "entry", "entries")} of ${source}, up to ${leafId}, into session ${fork.tree.getSessionId()} (cwd ${cwd})`,
 	);
 }
