@@ -3,17 +3,73 @@
  * samples: Markdown holds every user message of the branch and nothing of the others; JSONL reads back as
  * the same session (the whole one migrated, or the path to `--leaf` with its labels), checked through the
  * package's Session API; HTML carries the whole session as escaped JSON. `-o` never overwrites. A hostile
- * session (`</script>`, event handlers, long backtick runs, an unclosed fence, U+2028) is exported to HTML
- * and Markdown and the escaping checked. The page itself is clicked through in test/e2e/cli-export-html.test.ts.
+ * session (`</script>`, event handlers, long backtick runs, an unclosed fence, U+2028, markup beside
+ * backticks) is exported to HTML and Markdown and the escaping checked; the Markdown is also rendered
+ * with a CommonMark renderer (marked) and the HTML it gives searched for any element of the session's.
+ * The three runtimes write the same bytes; the page's script is the one its source compiles to; `-o`
+ * writes nothing into the bundled samples. The page itself is clicked through in
+ * test/e2e/cli-export-html.test.ts.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
+import { compilePageScript, moduleText } from "../scripts/build-page-script.ts";
 import { type FileEntry, Session, type SessionEntry } from "../src/index.ts";
-import { CLI, RUNTIMES, runCli } from "./support/cli.ts";
+import { CLI, ROOT, RUNTIMES, runCli } from "./support/cli.ts";
 import { HOSTILE, type HostileSession, writeHostileSession } from "./support/hostile-session.ts";
+
+/**
+ * marked, a CommonMark renderer: not a dependency of this package, but of pi's (@mariozechner/pi-coding-agent,
+ * a pinned devDependency, needs it), so it is taken as pi takes it, resolved from pi's package.
+ */
+const { marked } = createRequire(join(ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "package.json"))(
+	"marked",
+) as { marked: { parse(markdown: string, options: { async: false }): string } };
+
+/** The elements a renderer makes of Markdown itself (no raw HTML), and the attributes it gives them. */
+const MARKDOWN_ELEMENTS = new Set([
+	"p",
+	"h1",
+	"h3",
+	"ul",
+	"li",
+	"strong",
+	"em",
+	"code",
+	"pre",
+	"blockquote",
+	"hr",
+	"a",
+]);
+
+/** Every tag in `html` that the Markdown itself did not make: raw HTML of the session's, let through. */
+function foreignMarkup(html: string): string[] {
+	const foreign: string[] = [];
+	for (const match of html.matchAll(/<(\/?)([A-Za-z][\w-]*)([^>]*)>/g)) {
+		const [tag, closing, name, attributes] = match as unknown as [string, string, string, string];
+		const element = name.toLowerCase();
+		let allowed = MARKDOWN_ELEMENTS.has(element) && (attributes === "" || closing === "");
+		if (allowed && attributes !== "" && element !== "a" && element !== "code") allowed = false;
+		if (allowed && element === "code" && attributes !== "") allowed = /^ class="language-[\w-]+"$/.test(attributes);
+		if (allowed && element === "a" && attributes !== "")
+			allowed = /^ href="[^"]*"$/.test(attributes) && !/^ href="\s*(javascript|vbscript|data):/i.test(attributes);
+		if (!allowed || /\son\w+\s*=/i.test(attributes)) foreign.push(tag);
+	}
+	foreign.push(...(html.match(/<[!?][^>]*>?/g) ?? []));
+	return foreign;
+}
 
 const SAMPLES = join(CLI, "..", "samples", "sessions");
 const storage = createNodeStorage();
@@ -279,8 +335,10 @@ describe.each(RUNTIMES)("export on %s", (runtime) => {
 			"### User",
 			"### Assistant · anthropic/claude",
 		]);
-		// No tag can open outside code (fenced, or a span as the export writes them: ids, paths).
-		expect(outside.join("\n").replace(/`[^`\n]*`/g, "")).not.toMatch(/<[A-Za-z/!?]/);
+		// No tag can open outside fenced code, inside code spans or not (the facts list aside: code spans the
+		// export writes itself, with delimiters longer than any backtick run in them).
+		const afterFacts = outside.slice(outside.indexOf("---") + 1);
+		expect(afterFacts.filter((line) => /<[A-Za-z/!?]/.test(line))).toEqual([]);
 		expect(md).toContain("- **Working directory:** `/work/<img src=x onerror=alert(3)>`");
 		// The fence the assistant's text opens and never closes is closed where the text ends.
 		expect(md).toContain("````\nthe rest is inside a fence that never closes\n````\n\n**tool call bash");
@@ -291,5 +349,82 @@ describe.each(RUNTIMES)("export on %s", (runtime) => {
 		// The name (a title here) and the label are plain text.
 		expect(md.split("\n")[0]).toBe("# &lt;/title>&lt;script>window.\\_\\_pwned='name'&lt;/script>");
 		expect(md).toContain("label **&lt;b onmouseover=window.\\_\\_pwned='label'>hot&lt;/b>**");
+		// The code spans around markup: an escaped backtick opens none; a span is cut at its `<`.
+		expect(md).toContain("look \\`&lt;img src=x onerror=\"window.__pwned='escaped';alert(4)\">` here");
+		expect(md).toContain("two \\\\&lt;`img src=x onerror=\"window.__pwned='double'\">` here");
+		expect(md).toContain("``one ` ``&lt;`img src=x onerror=\"window.__pwned='runs'\">` then ``` &lt;svg");
+		expect(md).toContain("`code`&lt;img src=x");
+	});
+
+	it.each([
+		["the current branch", () => []],
+		["the first branch", () => ["--leaf", hostile.first[3] as string]],
+	])("a hostile session: md of %s rendered by a CommonMark renderer has no element of the session", (_, extra) => {
+		const run = runCli(runtime, ["export", hostile.path, ...extra()]);
+		expect(run.status).toBe(0);
+		const html = marked.parse(run.stdout, { async: false });
+		expect(foreignMarkup(html)).toEqual([]);
+		// The session's markup is there, as text.
+		expect(html).toContain("&lt;img src=x onerror=");
+		expect(html).toContain("&lt;svg onload=window.__pwned=");
+		// Escaped backticks show as backticks, spans as code.
+		expect(html).toContain("look `&lt;img src=x");
+		expect(html).toContain("<code>code</code>&lt;img src=x");
+	});
+
+	it("-o refuses a file inside the bundled samples, however it is named, and writes nothing there", () => {
+		const project = readdirSync(SAMPLES)[0] as string;
+		const link = join(out, `${runtime}-samples-link`);
+		symlinkSync(SAMPLES, link);
+		const targets = [
+			join(SAMPLES, `${runtime}-export.md`),
+			join(SAMPLES, project, `${runtime}-export.jsonl`),
+			join(SAMPLES, `${runtime}-new-dir`, "export.md"),
+			relative(ROOT, join(SAMPLES, `${runtime}-relative.html`)),
+			join(link, `${runtime}-through-a-link.md`),
+		];
+		try {
+			for (const target of targets) {
+				const run = runCli(runtime, ["export", "66bc", "--samples", "--format", "jsonl", "-o", target]);
+				expect(run.stderr).toContain(`pi-sessions: ${target} is inside the sample sessions bundled with pi-sessions`);
+				expect(run.status).toBe(1);
+				expect(run.stdout).toBe("");
+			}
+			for (const target of targets) expect(existsSync(join(ROOT, target)) || existsSync(target), target).toBe(false);
+		} finally {
+			for (const target of targets) rmSync(join(ROOT, target), { force: true });
+			rmSync(join(SAMPLES, `${runtime}-new-dir`), { recursive: true, force: true });
+		}
+		// Beside the samples is not inside them.
+		const beside = join(out, `${runtime}-beside`, "export.md");
+		mkdirSync(join(out, `${runtime}-beside`));
+		expect(runCli(runtime, ["export", "66bc", "--samples", "-o", beside]).status).toBe(0);
+		expect(existsSync(beside)).toBe(true);
+	});
+});
+
+describe("export writes the same bytes on every runtime", () => {
+	const cases: [string, () => string[]][] = [
+		["md", () => ["export", hostile.path]],
+		["md --leaf", () => ["export", hostile.path, "--leaf", hostile.first[3] as string]],
+		["html", () => ["export", hostile.path, "--format", "html"]],
+		["html --leaf", () => ["export", hostile.path, "--format", "html", "--leaf", hostile.first[3] as string]],
+		["jsonl", () => ["export", hostile.path, "--format", "jsonl"]],
+		["html of a sample", () => ["export", "66bc", "--samples", "--format", "html"]],
+	];
+	it.each(cases)("%s", (_, args) => {
+		const [node, ...others] = RUNTIMES.map((runtime) => {
+			const file = join(out, `same-${runtime}-${Math.random().toString(36).slice(2)}`);
+			const run = runCli(runtime, [...args(), "-o", file]);
+			expect(run.status, `${runtime}: ${run.stderr}`).toBe(0);
+			return readFileSync(file);
+		});
+		for (const [index, bytes] of others.entries())
+			expect(Buffer.compare(bytes, node as Buffer), `${RUNTIMES[index + 1]} writes what node writes`).toBe(0);
+	});
+
+	it("the page's script is the one export-page-script.ts compiles to (npx tsx scripts/build-page-script.ts)", async () => {
+		const committed = readFileSync(join(ROOT, "adapters", "cli", "export-page-script.generated.ts"), "utf8");
+		expect(committed).toBe(moduleText(await compilePageScript()));
 	});
 });

@@ -9,8 +9,10 @@
  *   notes; model, thinking-level, label, name, usage and custom entries are one line each.
  * - Session text cannot break the document's structure or smuggle markup into a renderer: every fence
  *   is longer than any run of backticks in what it holds; a fence that a message opens and never closes
- *   is closed at the message's end; outside code, `<` before a tag-like character becomes `&lt;` (raw
- *   HTML is shown, never rendered); one-line values (titles, labels, names) have Markdown's
+ *   is closed at the message's end; outside fenced code, `<` before a tag-like character becomes `&lt;`
+ *   (raw HTML is shown, never rendered), in the message's code spans too (a span is cut there, the `<`
+ *   between its pieces as text: what a renderer reads as a span depends on more than the line, so only
+ *   leaving no raw `<` at all is safe); one-line values (titles, labels, names) have Markdown's
  *   punctuation escaped, and ids and paths are code spans with delimiters longer than any backtick run.
  *   Links in prose stay links (as in the message); a renderer's own URL policy applies to them.
  * @module
@@ -58,36 +60,93 @@ export function plainInline(text: string): string {
 		.replace(/[\\`*_[\]<#|~&]/g, (c) => (c === "<" ? "&lt;" : c === "&" ? "&amp;" : `\\${c}`));
 }
 
-/** `<` that would open an HTML tag, comment or declaration, made text. */
-function neutralizeTags(text: string): string {
-	return text.replace(/<(?=[A-Za-z/!?])/g, "&lt;");
+/** Whether `<` at `at` would open an HTML tag, comment, declaration or autolink. */
+function tagLike(text: string, at: number): boolean {
+	return text[at] === "<" && /[A-Za-z/!?]/.test(text[at + 1] ?? "");
 }
 
-/** A line outside code blocks: tags neutralized, except inside code spans opened and closed on it. */
+/** The length of the run of `char` starting at `at`. */
+function runAt(text: string, at: number, char: string): number {
+	let end = at;
+	while (text[end] === char) end++;
+	return end - at;
+}
+
+/**
+ * A code span of the message, written back so that no tag-like `<` is left in it: the span is cut at
+ * each such `<`, which goes between the pieces as `&lt;` (text). The pieces show what the span showed.
+ */
+function inertCodeSpan(run: string, content: string): string {
+	// What the span shows: one space stripped from each end when both ends have one (CommonMark).
+	const strip = content.length > 1 && content.startsWith(" ") && content.endsWith(" ") && /[^ ]/.test(content);
+	const shown = strip ? content.slice(1, -1) : content;
+	if (!/<[A-Za-z/!?]/.test(shown)) return `${run}${content}${run}`;
+	return shown
+		.split(/<(?=[A-Za-z/!?])/)
+		.map((piece) => (piece.trim() === "" ? piece : codeSpan(piece)))
+		.join("&lt;");
+}
+
+/**
+ * A line outside code blocks, read as CommonMark reads its inline code: a backslash escapes the
+ * character after it (an escaped backtick is text and opens no span, the rest of its run still can;
+ * `\\` is an escaped backslash), and a run of backticks opens a code span when a run of the same length
+ * closes it later on the line (inside a span a backslash is text). Outside code spans `<` before a
+ * tag-like character becomes `&lt;`; inside them too, since a renderer may see a span differently (one
+ * opened on an earlier line of the paragraph, a link destination taking its backtick, a table cell
+ * boundary): no session text on the line can open a tag, whatever a renderer makes of its backticks.
+ */
 function proseLine(line: string): string {
-	const parts = line.split(/(`+)/);
 	let out = "";
-	for (let index = 0; index < parts.length; index++) {
-		const part = parts[index] as string;
-		if (index % 2 === 0) {
-			out += neutralizeTags(part);
+	let at = 0;
+	while (at < line.length) {
+		const c = line[at] as string;
+		if (c === "\\") {
+			const slashes = runAt(line, at, "\\");
+			const next = line[at + slashes];
+			at += slashes;
+			if (slashes % 2 === 0 || next === undefined) {
+				out += "\\".repeat(slashes);
+			} else if (next === "`") {
+				// An escaped backtick: text.
+				out += `${"\\".repeat(slashes)}\``;
+				at += 1;
+			} else if (tagLike(line, at)) {
+				// `\<` shows `<`, as `&lt;` does.
+				out += `${"\\".repeat(slashes - 1)}&lt;`;
+				at += 1;
+			} else {
+				out += "\\".repeat(slashes);
+			}
 			continue;
 		}
-		// A backtick run: a code span when a run of the same length closes it later on this line.
-		const close = parts.findIndex((other, at) => at > index && at % 2 === 1 && other === part);
-		if (close === -1) {
-			out += part;
+		if (c === "`") {
+			const length = runAt(line, at, "`");
+			let close = at + length;
+			for (; close < line.length; close++) {
+				if (line[close] !== "`") continue;
+				const other = runAt(line, close, "`");
+				if (other === length) break;
+				close += other - 1;
+			}
+			if (close >= line.length) {
+				out += "`".repeat(length);
+				at += length;
+				continue;
+			}
+			out += inertCodeSpan("`".repeat(length), line.slice(at + length, close));
+			at = close + length;
 			continue;
 		}
-		out += parts.slice(index, close + 1).join("");
-		index = close;
+		out += tagLike(line, at) ? "&lt;" : c;
+		at += 1;
 	}
 	return out;
 }
 
 /**
  * Message prose as Markdown that stays inside its place: fenced code passes through as it is, a fence
- * left open is closed, and raw HTML outside code is neutralized.
+ * left open is closed, and raw HTML outside fenced code is neutralized.
  */
 export function safeProse(text: string): string {
 	const lines = text.replace(/\r\n?/g, "\n").split("\n");

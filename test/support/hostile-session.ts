@@ -1,9 +1,12 @@
 /**
  * A session written to hold everything an export must not let through: `</script>`, event-handler
  * attributes, `javascript:` URLs, backtick runs longer than any fence, unclosed fences, U+2028/U+2029,
- * in messages, tool calls, tool results, a label and the session name. Any script it manages to run
- * sets `window.__pwned` or opens a dialog. Two branches from the first message; the current leaf is on
- * the second, and a label of the first entry is set from the first branch.
+ * markup next to backticks that a Markdown renderer might or might not read as a code span (an escaped
+ * backtick, an escaped backslash before one, runs of different lengths, markup right after a span, a
+ * span across lines, a link destination that takes a backtick), in messages, tool calls, tool results,
+ * a label and the session name. Any script it manages to run sets `window.__pwned` or opens a dialog.
+ * Two branches from the first message; the current leaf is on the second, and a label of the first
+ * entry is set from the first branch.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +25,24 @@ export const HOSTILE = {
 	unclosedFence: "````\nthe rest is inside a fence that never closes",
 	label: "<b onmouseover=window.__pwned='label'>hot</b>",
 	name: "</title><script>window.__pwned='name'</script>",
+	escapedBacktick: "look \\`<img src=x onerror=\"window.__pwned='escaped';alert(4)\">` here",
+	doubleBackslash: "two \\\\`<img src=x onerror=\"window.__pwned='double'\">` here",
+	backtickRuns:
+		"`` one ` <img src=x onerror=\"window.__pwned='runs'\"> `` then ``` <svg onload=window.__pwned='runs3'> ``",
+	afterSpan: "`code`<img src=x onerror=\"window.__pwned='after'\">",
+	spanAcrossLines: "an open ` here\nand ` <img src=x onerror=\"window.__pwned='lines'\"> `",
+	linkTakesBacktick: "[x](`) <img src=x onerror=\"window.__pwned='link'\"> `",
 } as const;
+
+/** The cases about code spans, one paragraph each. */
+export const HOSTILE_SPANS: string = [
+	HOSTILE.escapedBacktick,
+	HOSTILE.doubleBackslash,
+	HOSTILE.backtickRuns,
+	HOSTILE.afterSpan,
+	HOSTILE.spanAcrossLines,
+	HOSTILE.linkTakesBacktick,
+].join("\n\n");
 
 export interface HostileSession {
 	path: string;
@@ -46,7 +66,7 @@ export async function writeHostileSession(): Promise<HostileSession> {
 	const call: AssistantMessage = {
 		role: "assistant",
 		content: [
-			{ type: "thinking", thinking: `thinking about ${HOSTILE.svg}` },
+			{ type: "thinking", thinking: `thinking about ${HOSTILE.svg}\n\n${HOSTILE_SPANS}` },
 			{ type: "text", text: HOSTILE.unclosedFence },
 			{
 				type: "toolCall",
@@ -71,7 +91,7 @@ export async function writeHostileSession(): Promise<HostileSession> {
 		isError: false,
 		timestamp: t + 2000,
 	});
-	const firstText = `First branch: ${HOSTILE.iframe}`;
+	const firstText = `First branch: ${HOSTILE.iframe}\n\n${HOSTILE_SPANS}`;
 	const u1 = await session.appendMessage(userMessage(firstText, t + 3000));
 	const a1b = await session.appendMessage(assistantMessage(`Done ${HOSTILE.img}`, { timestamp: t + 4000 }));
 	const l1 = await session.appendLabelChange(root, HOSTILE.label);
@@ -80,7 +100,7 @@ export async function writeHostileSession(): Promise<HostileSession> {
 	const secondText = `Second branch ${HOSTILE.script} ${HOSTILE.lineSeparators}`;
 	const u2 = await session.appendMessage(userMessage(secondText, t + 5000));
 	const a2 = await session.appendMessage(
-		assistantMessage(`Answer on the second branch ${HOSTILE.svg}`, { timestamp: t + 6000 }),
+		assistantMessage(`Answer on the second branch ${HOSTILE.svg}\n\n${HOSTILE_SPANS}`, { timestamp: t + 6000 }),
 	);
 	const path = session.path as string;
 	await session.close();

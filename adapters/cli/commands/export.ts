@@ -7,8 +7,9 @@
  *   label entries off that path whose targets are on it, re-linked under their targets (their own
  *   parents are not in the file), in their file order (the latest label of a target still wins); the
  *   leaf is written last, so the file reads back with the same leaf, branch and labels of that branch.
- * `-o OUT` writes a new file (an exclusive create: an existing file is never overwritten); otherwise
- * standard output. The session is opened read-only, lazily: only what the export shows is decoded.
+ * `-o OUT` writes a new file (an exclusive create: an existing file is never overwritten; none inside
+ * the bundled samples); otherwise standard output. The session is opened read-only, lazily: only what
+ * the export shows is decoded.
  * @module
  */
 import { writeFile } from "node:fs/promises";
@@ -20,6 +21,7 @@ import { entryView } from "../export-view.ts";
 import { leafOf, withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
 import { oneLine } from "../terminal.ts";
+import { inSamples } from "../write-guard.ts";
 
 export interface ExportOptions {
 	format: "md" | "html" | "jsonl";
@@ -131,6 +133,11 @@ const FORMATS = { md: markdown, html, jsonl } as const;
 export async function exportCommand(context: RunContext, name: string, options: ExportOptions): Promise<void> {
 	const render = FORMATS[options.format];
 	if (!render) throw new CliError(`unknown format ${options.format} (md, html or jsonl)`, 2);
+	if (options.output !== undefined && inSamples(options.output)) {
+		throw new CliError(
+			`${options.output} is inside the sample sessions bundled with pi-sessions, which are read-only: write the export elsewhere`,
+		);
+	}
 	const text = await withSession(context, name, async (session) => {
 		const problems = session.report.diagnostics.length;
 		if (problems > 0 && options.format === "jsonl") {
