@@ -3,9 +3,11 @@
  * (tool calls' arguments, tool results, shell output) and notes. The Markdown export writes these
  * blocks as Markdown; the HTML export hands them to its page as data, which the page draws as text.
  * The words come from src/entry-text.ts (`entryKind`, `entryPreview`, `messageText`); this module
- * only splits messages into their parts.
+ * only splits messages into their parts. Like them it takes whatever an entry holds (a field missing or
+ * of any type) and gives views whose every field is what its type says (strings are strings).
  * @module
  */
+import { fieldText } from "../../src/entry-text.ts";
 import { type AgentMessage, entryKind, entryPreview, messageText, type SessionEntry } from "../../src/index.ts";
 import { oneLine } from "./terminal.ts";
 
@@ -44,7 +46,23 @@ function contentText(content: unknown): string {
 	return messageText({ role: "user", content, timestamp: 0 } as AgentMessage);
 }
 
-type Part = { type?: string; text?: string; thinking?: string; mimeType?: string; name?: string; id?: string };
+type Part = { type?: unknown; text?: unknown; thinking?: unknown; mimeType?: unknown; name?: unknown; id?: unknown };
+
+/** The parts of content that are objects (what a part can be read from). */
+function partsOf(content: unknown): Part[] {
+	return Array.isArray(content)
+		? content.filter((part): part is Part => typeof part === "object" && part !== null)
+		: [];
+}
+
+/** JSON text of a value, pretty-printed ("" when it has none). */
+function prettyJson(value: unknown): string {
+	try {
+		return JSON.stringify(value, null, 2) ?? "";
+	} catch {
+		return "";
+	}
+}
 
 /** Content of a user or custom message, or a context edit: prose, with images as notes. */
 function contentBlocks(content: unknown): ViewBlock[] {
@@ -52,33 +70,35 @@ function contentBlocks(content: unknown): ViewBlock[] {
 		const text = contentText(content);
 		return text === "" ? [] : [{ kind: "text", text }];
 	}
-	return (content as Part[]).flatMap((part): ViewBlock[] => {
-		if (part?.type === "image") return [{ kind: "note", text: `image (${part.mimeType ?? "unknown type"}) not shown` }];
+	return partsOf(content).flatMap((part): ViewBlock[] => {
+		if (part.type === "image")
+			return [{ kind: "note", text: `image (${fieldText(part.mimeType) || "unknown type"}) not shown` }];
 		const text = contentText([part]);
 		return text === "" ? [] : [{ kind: "text", text }];
 	});
 }
 
 function assistantBlocks(message: Extract<AgentMessage, { role: "assistant" }>): ViewBlock[] {
-	const parts = Array.isArray(message.content) ? (message.content as Part[]) : [];
-	const blocks = parts.flatMap((part): ViewBlock[] => {
-		if (part?.type === "text") return [{ kind: "text", text: part.text ?? "" }];
-		if (part?.type === "thinking") return [{ kind: "thinking", text: part.thinking ?? "" }];
-		if (part?.type === "toolCall") {
+	const blocks = partsOf(message.content).flatMap((part): ViewBlock[] => {
+		if (part.type === "text") return [{ kind: "text", text: fieldText(part.text) }];
+		if (part.type === "thinking") return [{ kind: "thinking", text: fieldText(part.thinking) }];
+		if (part.type === "toolCall") {
 			const args = (part as { arguments?: unknown }).arguments;
+			const id = fieldText(part.id);
 			return [
 				{
 					kind: "code",
-					caption: `tool call ${part.name ?? "?"}${part.id ? ` (${part.id})` : ""}`,
-					text: JSON.stringify(args ?? {}, null, 2),
+					caption: `tool call ${fieldText(part.name) || "?"}${id ? ` (${id})` : ""}`,
+					text: prettyJson(args ?? {}),
 					lang: "json",
 				},
 			];
 		}
-		if (part?.type === "image") return [{ kind: "note", text: "image not shown" }];
+		if (part.type === "image") return [{ kind: "note", text: "image not shown" }];
 		return [];
 	});
-	if (message.errorMessage) blocks.push({ kind: "note", text: `${message.stopReason}: ${message.errorMessage}` });
+	const error = fieldText(message.errorMessage);
+	if (error) blocks.push({ kind: "note", text: `${fieldText(message.stopReason)}: ${error}` });
 	return blocks;
 }
 
@@ -87,7 +107,7 @@ function messageView(message: AgentMessage): Pick<EntryView, "style" | "title" |
 		case "user":
 			return { style: "user", title: "user", blocks: contentBlocks(message.content) };
 		case "assistant": {
-			const model = [message.provider, message.model].filter(Boolean).join("/");
+			const model = [fieldText(message.provider), fieldText(message.model)].filter(Boolean).join("/");
 			return {
 				style: "assistant",
 				title: model ? `assistant · ${model}` : "assistant",
@@ -95,21 +115,24 @@ function messageView(message: AgentMessage): Pick<EntryView, "style" | "title" |
 			};
 		}
 		case "toolResult": {
-			const images = (Array.isArray(message.content) ? message.content : []).filter((part) => part?.type === "image");
+			const images = partsOf(message.content).filter((part) => part.type === "image");
 			const text = contentText(
-				Array.isArray(message.content) ? message.content.filter((part) => part?.type !== "image") : message.content,
+				Array.isArray(message.content)
+					? message.content.filter((part) => (part as Part | null)?.type !== "image")
+					: message.content,
 			);
 			const blocks: ViewBlock[] = [{ kind: "code", caption: message.isError ? "error" : "output", text }];
-			for (const image of images) blocks.push({ kind: "note", text: `image (${image.mimeType}) not shown` });
+			for (const image of images)
+				blocks.push({ kind: "note", text: `image (${fieldText(image.mimeType) || "unknown type"}) not shown` });
 			return {
 				style: "tool",
-				title: `tool result · ${message.toolName}${message.isError ? " (error)" : ""}`,
+				title: `tool result · ${fieldText(message.toolName)}${message.isError ? " (error)" : ""}`,
 				blocks,
 			};
 		}
 		case "bashExecution": {
 			const status = [
-				message.exitCode !== undefined && message.exitCode !== 0 ? `exit code ${message.exitCode}` : "",
+				message.exitCode !== undefined && message.exitCode !== 0 ? `exit code ${fieldText(message.exitCode)}` : "",
 				message.cancelled ? "cancelled" : "",
 				message.truncated ? "output truncated" : "",
 				message.excludeFromContext ? "not sent to the model" : "",
@@ -121,7 +144,7 @@ function messageView(message: AgentMessage): Pick<EntryView, "style" | "title" |
 		case "custom": {
 			const blocks = contentBlocks(message.content);
 			if (message.display === false) blocks.push({ kind: "note", text: "not displayed to the user" });
-			return { style: "other", title: `custom message · ${message.customType}`, blocks };
+			return { style: "other", title: `custom message · ${fieldText(message.customType)}`, blocks };
 		}
 		case "branchSummary":
 		case "compactionSummary":
@@ -132,15 +155,21 @@ function messageView(message: AgentMessage): Pick<EntryView, "style" | "title" |
 			};
 		case "system": {
 			const blocks = contentBlocks(message.content);
-			for (const [name, value] of Object.entries(message.sections ?? {})) {
+			const sections: unknown = message.sections;
+			const named = typeof sections === "object" && sections !== null && !Array.isArray(sections) ? sections : {};
+			for (const [name, value] of Object.entries(named)) {
 				blocks.push(
 					value === null
 						? { kind: "note", text: `section ${name} removed` }
-						: { kind: "code", caption: `section ${name}`, text: value },
+						: { kind: "code", caption: `section ${name}`, text: fieldText(value) },
 				);
 			}
-			const added = (message.toolsAdded ?? []).map((tool) => tool.name);
-			const removed = (message.toolsRemoved ?? []).map((tool) => tool.name);
+			const toolNames = (tools: unknown) =>
+				partsOf(tools)
+					.map((tool) => fieldText(tool.name))
+					.filter(Boolean);
+			const added = toolNames(message.toolsAdded);
+			const removed = toolNames(message.toolsRemoved);
 			if (added.length > 0) blocks.push({ kind: "note", text: `tools added: ${added.join(", ")}` });
 			if (removed.length > 0) blocks.push({ kind: "note", text: `tools removed: ${removed.join(", ")}` });
 			return { style: "other", title: "system", blocks };
@@ -148,7 +177,7 @@ function messageView(message: AgentMessage): Pick<EntryView, "style" | "title" |
 		default:
 			return {
 				style: "other",
-				title: entryKind({ type: "message", role: (message as { role?: string }).role }),
+				title: entryKind({ type: "message", role: fieldText((message as { role?: unknown }).role) }),
 				blocks: [],
 			};
 	}
@@ -162,31 +191,38 @@ function bodyOf(entry: SessionEntry): Pick<EntryView, "style" | "title" | "block
 				? messageView(entry.message)
 				: { style: "other", title: "message", blocks: [{ kind: "note", text: "a message entry without a message" }] };
 		case "compaction": {
-			const blocks: ViewBlock[] = [{ kind: "text", text: entry.summary }];
+			const blocks: ViewBlock[] = [{ kind: "text", text: fieldText(entry.summary) }];
 			if (entry.systemMessage) blocks.push({ kind: "note", text: "carries a system message" });
+			const tokens = fieldText(entry.tokensBefore);
+			const kept = fieldText(entry.firstKeptEntryId);
 			return {
 				style: "summary",
-				title: `compaction · ${entry.tokensBefore} tokens before · keeps from ${entry.firstKeptEntryId}`,
+				title: `compaction${tokens ? ` · ${tokens} tokens before` : ""}${kept ? ` · keeps from ${kept}` : ""}`,
 				blocks,
 			};
 		}
 		case "branch_summary":
 			return {
 				style: "summary",
-				title: `branch summary · of the branch left at ${entry.fromId}`,
-				blocks: [{ kind: "text", text: entry.summary }],
+				title: `branch summary · of the branch left at ${fieldText(entry.fromId) || "?"}`,
+				blocks: [{ kind: "text", text: fieldText(entry.summary) }],
 			};
 		case "custom_message": {
 			const blocks = contentBlocks(entry.content);
 			if (entry.display === false) blocks.push({ kind: "note", text: "not displayed to the user" });
-			return { style: "other", title: `custom message · ${entry.customType}`, blocks };
+			return { style: "other", title: `custom message · ${fieldText(entry.customType)}`, blocks };
 		}
-		case "context_edit":
+		case "context_edit": {
+			const replacement: unknown = entry.replacement;
 			return {
 				style: "line",
-				title: `context edit: ${entry.targetId} ${entry.replacement === null ? "dropped from" : "replaced in"} the context`,
-				blocks: entry.replacement ? contentBlocks(entry.replacement.content) : [],
+				title: `context edit: ${fieldText(entry.targetId) || "?"} ${replacement === null ? "dropped from" : "replaced in"} the context`,
+				blocks:
+					typeof replacement === "object" && replacement !== null
+						? contentBlocks((replacement as { content?: unknown }).content)
+						: [],
 			};
+		}
 		case "model_change":
 		case "thinking_level_change":
 		case "label":
@@ -197,8 +233,8 @@ function bodyOf(entry: SessionEntry): Pick<EntryView, "style" | "title" | "block
 		default:
 			return {
 				style: "other",
-				title: (entry as { type: string }).type,
-				blocks: [{ kind: "code", caption: "entry", text: JSON.stringify(entry, null, 2), lang: "json" }],
+				title: kind,
+				blocks: [{ kind: "code", caption: "entry", text: prettyJson(entry), lang: "json" }],
 			};
 	}
 }
@@ -207,17 +243,20 @@ function bodyOf(entry: SessionEntry): Pick<EntryView, "style" | "title" | "block
 export function entryView(entry: SessionEntry, label: string | undefined): EntryView {
 	const role =
 		entry.type === "message" && entry.message && typeof entry.message === "object"
-			? (entry.message as { role?: string }).role
+			? fieldText((entry.message as { role?: unknown }).role)
 			: undefined;
+	const parentId: unknown = entry.parentId;
 	const view: EntryView = {
-		id: entry.id,
-		parentId: entry.parentId,
-		type: entry.type,
+		id: fieldText(entry.id),
+		parentId: typeof parentId === "string" ? parentId : null,
+		type: fieldText(entry.type),
 		kind: entryKind({ type: entry.type, role }),
-		timestamp: entry.timestamp,
+		timestamp: fieldText(entry.timestamp),
 		...bodyOf(entry),
 		preview: oneLine(entryPreview(entry), PREVIEW_WIDTH),
 	};
-	if (label !== undefined) view.label = label;
+	// The tree keeps any truthy label; a view's label is text.
+	const labelText: unknown = label;
+	if (labelText !== undefined) view.label = fieldText(labelText) || prettyJson(labelText);
 	return view;
 }

@@ -4,10 +4,17 @@
  * session of any size is measured in memory that does not grow with it. Tokens and cost add up the
  * `usage` of assistant messages, and separately that of pi 1.6's `usage` entries (work such as a
  * compaction's summary). `--json` prints the `SessionStats` object.
+ *
+ * Lines are read as the session reader reads them (`parseLine`): a line it skips (not JSON, not an object,
+ * no string `type`, a torn last line) is an unreadable line here, so the count is that of the reader's
+ * diagnostics for lines that hold no entry (what `check` lists). The largest entries are named by the ids
+ * the other commands use: those of the opened session's entries in file order, which for a v1 file (whose
+ * lines have no ids) are the ids the package gives them on every read.
  * @module
  */
 import { createReadStream } from "node:fs";
-import { entryKind, LineSplitter, type OutlineNode } from "../../../src/index.ts";
+import { entryKind, type Line, LineSplitter, type OutlineNode } from "../../../src/index.ts";
+import { parseLine } from "../../../src/jsonl.ts";
 import { withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
 import { formatBytes } from "../terminal.ts";
@@ -26,7 +33,7 @@ export interface SessionStats {
 	sessionId: string;
 	bytes: number;
 	lines: number;
-	/** Lines that are not a JSON object (a damaged file's), header aside. */
+	/** Lines that hold no entry (a damaged file's): not JSON, not an object, no string `type`, a torn last line. */
 	unreadableLines: number;
 	entries: number;
 	/** Entries and their lines' bytes (terminators included) by kind: "user", "assistant", "compaction", … */
@@ -38,7 +45,7 @@ export interface SessionStats {
 	assistantUsage: TokenTotals;
 	/** Summed `usage` of `usage` entries. */
 	otherUsage: TokenTotals;
-	/** The largest lines, biggest first. */
+	/** The largest lines, biggest first; `id` as the other commands name the entry (null when it has none). */
 	largest: { id: string | null; kind: string; line: number; bytes: number }[];
 }
 
@@ -78,64 +85,90 @@ export function treeShape(nodes: readonly OutlineNode[], leafId: string | null):
 	return { roots, leaves, branchPoints, maxDepth, leafDepth: leafId === null ? -1 : (depth.get(leafId) ?? -1) };
 }
 
-/** Counts, bytes and usage of the file's lines. */
-async function lineStats(path: string): Promise<Omit<SessionStats, "path" | "sessionId" | "tree" | "labels">> {
+/** One of the largest lines, with its entry's place in the file (0 for the first entry after the header). */
+type LargeLine = SessionStats["largest"][number] & { ordinal: number };
+
+/**
+ * Counts, bytes and usage of the file's lines. `ids` are the session's entry ids in file order (its
+ * outline's); when there are as many as the file has entries, every entry is indexed under its id there,
+ * and the largest lines are named by them (a v1 file's lines have no ids of their own).
+ */
+async function lineStats(
+	path: string,
+	ids: readonly string[],
+): Promise<Omit<SessionStats, "path" | "sessionId" | "tree" | "labels">> {
 	const stats = {
 		bytes: 0,
 		lines: 0,
 		unreadableLines: 0,
 		entries: 0,
-		byKind: {} as SessionStats["byKind"],
 		compactions: 0,
 		assistantUsage: zeroTotals(),
 		otherUsage: zeroTotals(),
-		largest: [] as SessionStats["largest"],
 	};
+	// A Map: a kind such as "constructor" or "__proto__" is a key like any other (an object's would be its prototype's).
+	const byKind = new Map<string, { count: number; bytes: number }>();
+	const largest: LargeLine[] = [];
+	let headerSeen = false;
 	const splitter = new LineSplitter();
-	const take = (text: string, line: number, bytes: number) => {
+	const take = (text: Line) => {
+		const bytes = text.byteLength;
+		const line = text.line;
 		stats.lines++;
 		stats.bytes += bytes;
-		if (line === 1 || text.trim() === "") return;
-		let record: Record<string, unknown>;
-		try {
-			const value: unknown = JSON.parse(text);
-			if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not an object");
-			record = value as Record<string, unknown>;
-		} catch {
+		const parsed = parseLine(text);
+		if (!parsed) return;
+		if (!parsed.record) {
 			stats.unreadableLines++;
 			return;
 		}
-		stats.entries++;
+		// The first record is the header (the session opened, so it is one); lines before it hold no record.
+		if (!headerSeen) {
+			headerSeen = true;
+			return;
+		}
+		const record = parsed.record as Record<string, unknown>;
+		const ordinal = stats.entries++;
 		const message = record.message as Record<string, unknown> | undefined;
-		const role = typeof message?.role === "string" ? message.role : undefined;
-		const kind = entryKind({ type: String(record.type), role });
-		stats.byKind[kind] ??= { count: 0, bytes: 0 };
-		const slot = stats.byKind[kind];
+		const role = typeof message === "object" && message !== null ? message.role : undefined;
+		const kind = entryKind({ type: record.type as string, role: role as string | undefined });
+		let slot = byKind.get(kind);
+		if (!slot) {
+			slot = { count: 0, bytes: 0 };
+			byKind.set(kind, slot);
+		}
 		slot.count++;
 		slot.bytes += bytes;
 		if (record.type === "compaction") stats.compactions++;
 		if (role === "assistant") addUsage(stats.assistantUsage, message?.usage);
 		if (record.type === "usage") addUsage(stats.otherUsage, record.usage);
 		const id = typeof record.id === "string" ? record.id : null;
-		stats.largest.push({ id, kind, line, bytes });
-		stats.largest.sort((a, b) => b.bytes - a.bytes);
-		if (stats.largest.length > LARGEST) stats.largest.pop();
+		largest.push({ id, kind, line, bytes, ordinal });
+		largest.sort((a, b) => b.bytes - a.bytes);
+		if (largest.length > LARGEST) largest.pop();
 	};
 	for await (const chunk of createReadStream(path)) {
-		for (const line of splitter.push(chunk as Uint8Array)) take(line.text, line.line, line.byteLength);
+		for (const line of splitter.push(chunk as Uint8Array)) take(line);
 	}
-	for (const line of splitter.end()) take(line.text, line.line, line.byteLength);
-	return stats;
+	for (const line of splitter.end()) take(line);
+	const indexed = ids.length === stats.entries;
+	const named = largest.map(({ ordinal, ...entry }) => ({ ...entry, id: indexed ? (ids[ordinal] ?? null) : entry.id }));
+	// Object.fromEntries defines own keys, "__proto__" too.
+	return { ...stats, byKind: Object.fromEntries(byKind), largest: named };
 }
 
 export async function statsCommand(context: RunContext, name: string, options: { json: boolean }): Promise<void> {
 	await withSession(context, name, async (session) => {
 		const path = session.path as string;
+		const outline = session.outline();
 		const stats: SessionStats = {
 			path,
 			sessionId: session.header.id,
-			...(await lineStats(path)),
-			tree: treeShape(session.outline(), session.tree.getLeafId()),
+			...(await lineStats(
+				path,
+				outline.map((node) => node.id),
+			)),
+			tree: treeShape(outline, session.tree.getLeafId()),
 			labels: session.tree.getLabels().size,
 		};
 		const { output } = context;
