@@ -64,6 +64,11 @@ function jsonText(value: unknown): string {
 	}
 }
 
+/** A label's text as the tree reads labels: one that is set may be of any type; an object one as its JSON. */
+export function labelText(label: unknown): string {
+	return fieldText(label) || jsonText(label);
+}
+
 /** What kind of entry an outline node (or an entry with its role) is: "user", "assistant", "compaction", … */
 export function entryKind(node: Pick<OutlineNode, "type" | "role">): string {
 	const type = fieldText(field(node, "type"));
@@ -137,7 +142,7 @@ export function entryPreview(entry: SessionEntry): string {
 			// As the tree reads it: a label that is set (truthy) of any type; an object one as its JSON.
 			const label = part("label");
 			const target = fieldText(part("targetId")) || "?";
-			return label ? `“${fieldText(label) || jsonText(label)}” on ${target}` : `label cleared on ${target}`;
+			return label ? `“${labelText(label)}” on ${target}` : `label cleared on ${target}`;
 		}
 		case "model_change":
 			return joined([part("provider"), part("modelId")], "/");

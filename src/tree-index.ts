@@ -125,7 +125,11 @@ export class TreeIndex {
 /** Stable sort by timestamp, skipped when already in order (the usual case for append-only files). */
 function sortOldestFirst(nodes: SessionTreeNode[]): void {
 	if (nodes.length < 2) return;
-	const time = (node: SessionTreeNode): number => new Date(node.entry.timestamp).getTime();
+	// A timestamp that is no string or number (a damaged file's) orders as NaN, where Date would throw.
+	const time = (node: SessionTreeNode): number => {
+		const value: unknown = node.entry.timestamp;
+		return typeof value === "string" || typeof value === "number" ? new Date(value).getTime() : Number.NaN;
+	};
 	let sorted = true;
 	for (let i = 1; i < nodes.length && sorted; i++)
 		sorted = !(time(nodes[i - 1] as SessionTreeNode) > time(nodes[i] as SessionTreeNode));

@@ -4,6 +4,7 @@
  * messages, decoding only the entries they come from.
  * @module
  */
+import { fieldText } from "../../../src/entry-text.ts";
 import { type AgentMessage, messageText } from "../../../src/index.ts";
 import { leafOf, withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
@@ -14,13 +15,13 @@ export interface ContextOptions {
 	json: boolean;
 }
 
-const ROLE_NAMES: Record<string, string> = {
-	toolResult: "tool result",
-	bashExecution: "bash",
-	branchSummary: "branch summary",
-	compactionSummary: "compaction summary",
-	custom: "custom",
-};
+const ROLE_NAMES = new Map([
+	["toolResult", "tool result"],
+	["bashExecution", "bash"],
+	["branchSummary", "branch summary"],
+	["compactionSummary", "compaction summary"],
+	["custom", "custom"],
+]);
 
 export async function contextCommand(context: RunContext, name: string, options: ContextOptions): Promise<void> {
 	await withSession(context, name, async (session) => {
@@ -41,16 +42,17 @@ export async function contextCommand(context: RunContext, name: string, options:
 			return;
 		}
 		const { color } = output;
-		const model = answer.model as { provider?: string; modelId?: string } | null;
+		const model = answer.model as { provider?: unknown; modelId?: unknown } | null;
 		const shown = answer.messages.length;
 		output.line(
 			color.dim(
-				`${total} messages${shown < total ? ` (the last ${shown})` : ""} · model ${model ? `${model.provider}/${model.modelId}` : "none"} · thinking ${answer.thinkingLevel} · leaf ${leafId ?? "none"}`,
+				`${total} messages${shown < total ? ` (the last ${shown})` : ""} · model ${model ? `${fieldText(model.provider)}/${fieldText(model.modelId)}` : "none"} · thinking ${fieldText(answer.thinkingLevel)} · leaf ${leafId ?? "none"}`,
 			),
 		);
 		for (const message of answer.messages) {
 			output.line();
-			output.line(color.bold(color.cyan(ROLE_NAMES[message.role] ?? message.role)));
+			const role = fieldText((message as { role?: unknown } | null)?.role);
+			output.line(color.bold(color.cyan(ROLE_NAMES.get(role) ?? (role || "message"))));
 			output.line(messageText(message));
 		}
 	});

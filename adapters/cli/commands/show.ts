@@ -3,6 +3,7 @@
  * kind, place in the tree and what it says.
  * @module
  */
+import { fieldText, labelText } from "../../../src/entry-text.ts";
 import { entryKind, entryPreview } from "../../../src/index.ts";
 import { CliError } from "../errors.ts";
 import { withSession } from "../read-session.ts";
@@ -27,11 +28,11 @@ export async function showCommand(
 		const children = session.tree.structureOfChildren(entry.id).length;
 		const label = session.tree.getLabel(entry.id);
 		output.line(
-			`${color.cyan(entry.id)} ${color.bold(entryKind({ type: entry.type, role }))}${label ? ` ${color.yellow(`[${label}]`)}` : ""}`,
+			`${color.cyan(entry.id)} ${color.bold(entryKind({ type: entry.type, role }))}${label ? ` ${color.yellow(`[${labelText(label)}]`)}` : ""}`,
 		);
 		output.line(
 			color.dim(
-				`${entry.timestamp} · parent ${entry.parentId ?? "none (a root)"} · ${children} ${children === 1 ? "child" : "children"}${entry.id === session.tree.getLeafId() ? " · the current leaf" : ""}`,
+				`${fieldText(entry.timestamp) || "(no time)"} · parent ${entry.parentId ?? "none (a root)"} · ${children} ${children === 1 ? "child" : "children"}${entry.id === session.tree.getLeafId() ? " · the current leaf" : ""}`,
 			),
 		);
 		output.line();

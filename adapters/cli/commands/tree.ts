@@ -6,6 +6,7 @@
  * session draws in seconds. `--json`: `{ sessionId, path, leafId, nodes }`, nodes as the outline gives them.
  * @module
  */
+import { labelText } from "../../../src/entry-text.ts";
 import { entryKind, entryPreview, type OutlineNode, type SessionEntry, type SessionTree } from "../../../src/index.ts";
 import { withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
@@ -38,7 +39,11 @@ export interface TreeShape {
 	path: readonly string[];
 }
 
-const timeOf = (node: OutlineNode) => new Date(node.timestamp).getTime();
+/** A node's time for ordering siblings (a timestamp that is no string or number orders as NaN: left in place). */
+const timeOf = (node: OutlineNode) => {
+	const time: unknown = node.timestamp;
+	return typeof time === "string" || typeof time === "number" ? new Date(time).getTime() : Number.NaN;
+};
 
 function oldestFirst(nodes: OutlineNode[]): OutlineNode[] {
 	if (nodes.length > 1) nodes.sort((a, b) => timeOf(a) - timeOf(b));
@@ -181,7 +186,7 @@ function rowText(
 	const { node } = row;
 	const kind = entryKind(node);
 	const marks: string[] = [];
-	if (node.label !== undefined) marks.push(color.yellow(`[${node.label}]`));
+	if (node.label !== undefined) marks.push(color.yellow(`[${labelText(node.label)}]`));
 	if (node.id === leafId) marks.push(color.green(color.bold("← leaf")));
 	const special = MARKED_TYPES.has(node.type) ? color.magenta(kind) : kind;
 	const preview = entry ? oneLine(entryPreview(entry), Math.max(20, width - row.prefix.length - 30)) : "";
