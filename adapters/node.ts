@@ -13,12 +13,12 @@ import { homedir, hostname } from "node:os";
 import { resolve as resolvePath } from "node:path";
 import { threadId } from "node:worker_threads";
 import { randomUuid } from "../src/ids.ts";
-import { isLockHeldHere, lockFiles, lockFilesSync } from "../src/lock-files.ts";
+import { isLockHeldHere, type LockFileOptions, type LockFiles, lockFiles, lockFilesSync } from "../src/lock-files.ts";
 import { isDeadThread } from "../src/lock-threads.ts";
 import { resolveAgentDir } from "../src/paths.ts";
 import type { DirEntry, FileStat, Storage, SyncStorage } from "../src/storage.ts";
 import { StorageError } from "../src/storage.ts";
-import type { LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "../src/writer-lock.ts";
+import type { LockIdentity, LockOwner, SyncWriterLocks } from "../src/writer-lock.ts";
 import { fsPromisesStorage, isNoDirectory, linkErrorOf, storageErrorOf, temporaryName } from "./fs-promises.ts";
 
 /**
@@ -75,7 +75,7 @@ export const nodeLockIdentity: LockIdentity = {
 		return owner;
 	},
 	isLockOwnerAlive(owner: LockOwner): boolean {
-		if (owner.host !== hostname()) return true; // another machine: cannot tell, so never steal
+		if (owner.host !== hostname()) return true; // another machine: cannot tell, so never steal (but see canTellIfAlive)
 		if (owner.pid === process.pid) {
 			if (!sameStart(owner.startedAt, processStartedAt)) return false; // an earlier process with this pid
 			if (isLockHeldHere(owner.token)) return true;
@@ -92,6 +92,8 @@ export const nodeLockIdentity: LockIdentity = {
 		const startedAt = processStartTime(owner.pid);
 		return startedAt === undefined || sameStart(startedAt, owner.startedAt);
 	},
+	/** Only this machine's owners: another's is presumed alive, so its lock can expire (`staleAfterMs`) or be forced. */
+	canTellIfAlive: (owner: LockOwner): boolean => owner.host === hostname(),
 	describeOwner(owner: LockOwner): string {
 		const here = owner.host === hostname() && owner.pid === process.pid && sameStart(owner.startedAt, processStartedAt);
 		if (!here) return `pid ${owner.pid} on ${owner.host}`;
@@ -114,18 +116,22 @@ export function createNodeStorage(): Storage {
 
 /**
  * Writer locks as lock files on the local file system, shared with other processes (and threads) of this
- * machine: a lock whose process is gone is taken over.
+ * machine: a lock whose process is gone is taken over. Another machine's lock stands until it is broken
+ * on purpose (`breakLock`) or, with `staleAfterMs`, grows older than that (see `LockFileOptions`).
  * @example
  * const storage = createNodeStorage();
  * const engine = new Engine({ storage, locks: createNodeLocks(storage), agentDir: agentDir() });
  */
-export function createNodeLocks(storage: Storage = createNodeStorage()): WriterLocks {
-	return lockFiles(storage, nodeLockIdentity);
+export function createNodeLocks(storage: Storage = createNodeStorage(), options?: LockFileOptions): LockFiles {
+	return lockFiles(storage, nodeLockIdentity, options);
 }
 
 /** The same, synchronously, for the pi-compatible `SessionManager`. */
-export function createNodeSyncLocks(storage: SyncStorage = createNodeSyncStorage()): SyncWriterLocks {
-	return lockFilesSync(storage, nodeLockIdentity);
+export function createNodeSyncLocks(
+	storage: SyncStorage = createNodeSyncStorage(),
+	options?: LockFileOptions,
+): SyncWriterLocks {
+	return lockFilesSync(storage, nodeLockIdentity, options);
 }
 
 function guarded<T>(path: string, action: () => T): T {

@@ -64,6 +64,14 @@ export { listingCatalogPath, listingCatalogPathForSessionsRoot } from "./listing
 export type { ReadOptions } from "./load.ts";
 export { HeaderTooLongError } from "./load.ts";
 // Writer locks: the seam, and lock files as one implementation of it.
+export type {
+	BreakLockOptions,
+	BreakLockResult,
+	LockFileOptions,
+	LockFiles,
+	LockState,
+	LockStatus,
+} from "./lock-files.ts";
 export { lockFiles, realmLockIdentity, SessionLockedError } from "./lock-files.ts";
 export type { MigrationResult } from "./migrate.ts";
 export { migrateSessionEntries, migrateToCurrentVersion } from "./migrate.ts";
@@ -93,4 +101,4 @@ export { replaySystemMessages } from "./system-message.ts";
 export type { NewSessionOptions, RecordLocation, ResolvedLabel, SessionTreeOptions } from "./tree.ts";
 // Sessions: in memory, bound to a file, and the engine a worker exposes.
 export { EntryNotFoundError, EntryNotLoadedError, InvalidContextEditError, SessionTree } from "./tree.ts";
-export type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";
+export type { BrokenLock, HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";

@@ -2,13 +2,19 @@
  * Writer locks as lock files: an exclusive file `<session>.lock` holding the owner's pid, host, start
  * time and a unique token. A lock whose owner is gone (as a `LockIdentity` tells) is taken over; a live
  * one is refused with `SessionLockedError`. Written once as tasks, so async and sync drivers share it.
+ *
+ * Whether another machine's holder still runs cannot be told, so its lock would stand forever. The ways
+ * out, each announced, never silent: `breakLock` (and `pi-sessions unlock FILE --force`), which removes
+ * a lock whose holder may be alive only when forced; and `staleAfterMs`, off by default, past which such
+ * a lock is broken by the next `acquire` with a warning. A holder never rewrites its lock file, so its age
+ * is how long the lock has been held, not how long since its holder was last seen.
  * @module
  */
 
 import { SessionLockedError } from "./errors.ts";
 import { randomUuid } from "./ids.ts";
 import { io, isStorageError, runTask, runTaskSync, type Storage, type SyncStorage, type Task } from "./storage.ts";
-import type { HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";
+import type { BrokenLock, HeldLock, LockIdentity, LockOwner, SyncWriterLocks, WriterLocks } from "./writer-lock.ts";
 
 export { SessionLockedError };
 
@@ -32,6 +38,72 @@ export function isLockHeldHere(token: string): boolean {
 /** A lock file that cannot be read may be one being written right now; only this old is it abandoned. */
 const UNREADABLE_LOCK_GRACE_MS = 10_000;
 const encoder = new TextEncoder();
+
+/** How lock files are judged, beyond what their `LockIdentity` tells. */
+export interface LockFileOptions {
+	/**
+	 * Age (ms) past which a lock whose holder cannot be told alive or gone (another machine's, as the
+	 * identity's `canTellIfAlive` says) is broken by the next `acquire`, with a warning (`onBreak`). Off by
+	 * default: such a lock stands until it is released or broken on purpose (`breakLock`, `pi-sessions
+	 * unlock --force`). The age is the lock file's, written once when the lock is taken and never refreshed:
+	 * a holder that is alive and has kept its session open longer than this loses its lock, and two programs
+	 * then append to one file (their entries end up on separate branches). Set it longer than any session
+	 * stays open on another machine. A lock file dated in the future (clocks apart) never expires.
+	 */
+	staleAfterMs?: number;
+	/** Told of every lock broken, before the acquire goes on (default: `console.warn` of its message). */
+	onBreak?: (broken: BrokenLock) => void;
+}
+
+/** Where a lock file stands, as `inspectLock` finds it. */
+export type LockState =
+	/** No lock file. */
+	| "free"
+	/** Its holder runs (on this machine), or may: its thread cannot be told. */
+	| "alive"
+	/** Its holder is on another machine: whether it runs cannot be told from here. */
+	| "unknown"
+	/** Its holder is gone: the next acquire takes it over. */
+	| "gone"
+	/** The file holds no owner that can be read (left empty by a crash, or being written right now). */
+	| "unreadable";
+
+/** A lock file as found: its state, holder and age. */
+export interface LockStatus {
+	readonly path: string;
+	readonly lockPath: string;
+	readonly state: LockState;
+	readonly owner?: LockOwner;
+	/** The holder in words, when there is a lock file. */
+	readonly holder?: string;
+	/** Ms since the lock file was written, when it could be told. */
+	readonly ageMs?: number;
+	/** Whether it may be removed without force: its holder is gone, or the file is unreadable and not new. */
+	readonly breakable: boolean;
+}
+
+export interface BreakLockOptions {
+	/** Remove the lock even when its holder may be alive (announced through `onBreak`). */
+	force?: boolean;
+	/** Told of a lock broken by force (default: `console.warn` of its message). */
+	onBreak?: (broken: BrokenLock) => void;
+}
+
+/** What `breakLock` found and did. */
+export interface BreakLockResult {
+	/** The lock file as found before anything was removed. */
+	readonly status: LockStatus;
+	/** Whether the lock file was removed (false: there was none, or it changed meanwhile and was left alone). */
+	readonly removed: boolean;
+	/** Set when the removed lock's holder was not known to be gone (a forced break). */
+	readonly broken?: BrokenLock;
+}
+
+/** Lock files with a way out: who holds a lock, and breaking it on purpose. */
+export interface LockFiles extends WriterLocks {
+	inspect(path: string): Promise<LockStatus>;
+	breakLock(path: string, options?: BreakLockOptions): Promise<BreakLockResult>;
+}
 
 /** The lock file of a session file. */
 export function lockPathOf(path: string): string {
@@ -91,17 +163,18 @@ function* isYoung(path: string): Task<boolean> {
  * @example
  * const lock = await runTask(acquireLock("/s/a.jsonl", identity), storage);
  */
-export function* acquireLock(path: string, identity: LockIdentity): Task<HeldLock> {
+export function* acquireLock(path: string, identity: LockIdentity, options: LockFileOptions = {}): Task<HeldLock> {
 	const lockPath = lockPathOf(path);
 	const owner = identity.lockOwner();
 	const content = encoder.encode(`${JSON.stringify(owner)}\n`);
+	let broke: BrokenLock | undefined;
 	for (let attempt = 0; attempt < 5; attempt++) {
 		// Registered before the file exists, so that a competitor in this realm that reads the new lock
 		// file at once sees it as alive.
 		heldHere.add(owner.token);
 		try {
 			yield* io("createExclusive", lockPath, [content], false);
-			return { path, owner };
+			return broke ? { path, owner, broke } : { path, owner };
 		} catch (error) {
 			heldHere.delete(owner.token);
 			// Any other failure (out of file descriptors, a full disk) left no file of ours: an exclusive create
@@ -111,7 +184,13 @@ export function* acquireLock(path: string, identity: LockIdentity): Task<HeldLoc
 		const current = yield* readLock(lockPath);
 		if (current === null) continue; // released meanwhile: try again
 		if (current !== "unreadable" && identity.isLockOwnerAlive(current)) {
-			throw new SessionLockedError(path, current, undefined, identity.describeOwner?.(current));
+			const expired = yield* expiredLock(path, lockPath, current, identity, options.staleAfterMs);
+			if (!expired) throw lockedBy(path, current, identity);
+			if (yield* removeStaleLock(path, lockPath, current, content)) {
+				broke = expired;
+				announce(expired, options.onBreak);
+			}
+			continue;
 		}
 		// An unreadable lock file may be one that is being written right now.
 		if (current === "unreadable" && (yield* isYoung(lockPath))) throw new SessionLockedError(path, undefined);
@@ -120,13 +199,133 @@ export function* acquireLock(path: string, identity: LockIdentity): Task<HeldLoc
 	throw new SessionLockedError(path, undefined);
 }
 
-/** Remove the lock file if it still is the stale one judged, holding `<lock>.takeover` while doing so. */
+function holderOf(owner: LockOwner, identity: LockIdentity): string {
+	return identity.describeOwner?.(owner) ?? `pid ${owner.pid} on ${owner.host}`;
+}
+
+/** Whether `identity` only presumes this owner alive (another machine's): only such a lock can expire or be forced. */
+function cannotTell(owner: LockOwner, identity: LockIdentity): boolean {
+	return identity.canTellIfAlive?.(owner) === false;
+}
+
+/** Refused: the holder may be alive. One that cannot be told is named so, with the way out. */
+function lockedBy(path: string, owner: LockOwner, identity: LockIdentity): SessionLockedError {
+	const advice = cannotTell(owner, identity)
+		? "open it read-only or close the other writer (it is on another machine, so whether it still runs cannot be told from here; if it is gone, remove its lock on purpose: pi-sessions unlock FILE --force, or breakLock with force)"
+		: undefined;
+	return new SessionLockedError(path, owner, advice, holderOf(owner, identity));
+}
+
+/** A duration in words: `42 s`, `17 min`, `5 h`, `3 d`. */
+export function durationText(ms: number): string {
+	const seconds = Math.floor(ms / 1000);
+	if (seconds < 120) return `${seconds} s`;
+	if (seconds < 7200) return `${Math.floor(seconds / 60)} min`;
+	if (seconds < 172_800) return `${Math.floor(seconds / 3600)} h`;
+	return `${Math.floor(seconds / 86_400)} d`;
+}
+
+/** Ms since the lock file was written; undefined when it is gone. */
+function* lockAge(lockPath: string): Task<number | undefined> {
+	const stat = yield* io("stat", lockPath);
+	return stat ? Date.now() - stat.mtimeMs : undefined;
+}
+
+/** The lock as broken for its age, when its holder cannot be told and it is older than `staleAfterMs`. */
+function* expiredLock(
+	path: string,
+	lockPath: string,
+	owner: LockOwner,
+	identity: LockIdentity,
+	staleAfterMs: number | undefined,
+): Task<BrokenLock | undefined> {
+	if (staleAfterMs === undefined || !cannotTell(owner, identity)) return undefined;
+	const ageMs = yield* lockAge(lockPath);
+	if (ageMs === undefined || ageMs < staleAfterMs) return undefined;
+	const holder = holderOf(owner, identity);
+	const message =
+		`pi-session-tree: broke the writer lock of ${path}, held by ${holder} for ${durationText(ageMs)}, ` +
+		`longer than the stale-after age (${durationText(staleAfterMs)}); whether its holder still runs cannot ` +
+		"be told from here: if it does, two programs now write this session";
+	return { path, owner, holder, ageMs, reason: "stale-after", message };
+}
+
+function announce(broken: BrokenLock, onBreak: ((broken: BrokenLock) => void) | undefined): void {
+	if (onBreak) onBreak(broken);
+	else console.warn(broken.message);
+}
+
+/** Where the lock file of `path` stands: its holder, whether it runs, its age. */
+export function* inspectLock(path: string, identity: LockIdentity): Task<LockStatus> {
+	const lockPath = lockPathOf(path);
+	const found = yield* readLock(lockPath);
+	if (found === null) return { path, lockPath, state: "free", breakable: false };
+	const ageMs = yield* lockAge(lockPath);
+	const aged = ageMs === undefined ? {} : { ageMs };
+	if (found === "unreadable") {
+		const breakable = ageMs === undefined || ageMs >= UNREADABLE_LOCK_GRACE_MS;
+		return { path, lockPath, state: "unreadable", holder: "an unreadable lock file", ...aged, breakable };
+	}
+	const holder = holderOf(found, identity);
+	const state: LockState = !identity.isLockOwnerAlive(found)
+		? "gone"
+		: cannotTell(found, identity)
+			? "unknown"
+			: "alive";
+	return { path, lockPath, state, owner: found, holder, ...aged, breakable: state === "gone" };
+}
+
+/**
+ * Remove the lock file of `path` on purpose: at once when its holder is gone, and only with `force` when it
+ * may be alive (another machine's, or one of this machine that runs), which is then announced through
+ * `onBreak`. Without `force`, such a lock is refused with `SessionLockedError`. Removed under the same
+ * guard as a takeover, and only if it still is the lock judged.
+ * @example
+ * const { status, removed } = await runTask(breakLock("/s/a.jsonl", identity, { force: true }), storage);
+ */
+export function* breakLock(
+	path: string,
+	identity: LockIdentity,
+	options: BreakLockOptions = {},
+): Task<BreakLockResult> {
+	const status = yield* inspectLock(path, identity);
+	if (status.state === "free") return { status, removed: false };
+	if (!status.breakable && !options.force) {
+		const advice =
+			status.state === "alive"
+				? "it is running: close it (break the lock only if sure it is not: force)"
+				: "whether it still runs cannot be told: break the lock only if sure it is gone (force)";
+		throw new SessionLockedError(path, status.owner, advice, status.holder);
+	}
+	const judged: LockOwner | "unreadable" = status.owner ?? "unreadable";
+	const guardContent = encoder.encode(`${JSON.stringify(identity.lockOwner())}\n`);
+	if (!(yield* removeStaleLock(path, status.lockPath, judged, guardContent))) return { status, removed: false };
+	if (status.breakable) return { status, removed: true };
+	const alive = status.state === "alive" ? ", which is running" : ", which may still be running";
+	const broken: BrokenLock = {
+		path,
+		owner: status.owner,
+		holder: status.holder as string,
+		ageMs: status.ageMs,
+		reason: "forced",
+		message:
+			`pi-session-tree: broke the writer lock of ${path} by force, held by ${status.holder}${alive}: ` +
+			"if it still writes, two programs now write this session (their entries end up on separate branches); close one of them",
+	};
+	announce(broken, options.onBreak);
+	return { status, removed: true, broken };
+}
+
+/**
+ * Remove the lock file if it still is the stale one judged, holding `<lock>.takeover` while doing so; true
+ * when this call removed it.
+ */
 function* removeStaleLock(
 	path: string,
 	lockPath: string,
 	stale: LockOwner | "unreadable",
 	guardContent: Uint8Array,
-): Task<void> {
+): Task<boolean> {
 	const guard = `${lockPath}.takeover`;
 	try {
 		yield* io("createExclusive", guard, [guardContent], false);
@@ -135,14 +334,16 @@ function* removeStaleLock(
 		// Another taker is at work; only a guard left behind by a crashed taker is cleared (one that is gone
 		// by now was another taker's, done: nothing to clear, and its successor's must not be removed).
 		const stat = yield* io("stat", guard);
-		if (!stat) return;
+		if (!stat) return false;
 		if (Date.now() - stat.mtimeMs < UNREADABLE_LOCK_GRACE_MS) throw new SessionLockedError(path, undefined);
 		yield* io("remove", guard);
-		return;
+		return false;
 	}
 	try {
 		const now = yield* readLock(lockPath);
-		if (now !== null && sameLock(now, stale)) yield* io("remove", lockPath);
+		if (now === null || !sameLock(now, stale)) return false;
+		yield* io("remove", lockPath);
+		return true;
 	} finally {
 		yield* io("remove", guard);
 	}
@@ -161,19 +362,40 @@ export function* releaseLock(lock: HeldLock): Task<void> {
 	}
 }
 
-/** Lock files on `storage`, their owners named and judged by `identity`. */
-export function lockFiles(storage: Storage, identity: LockIdentity): WriterLocks {
+function checkOptions(options: LockFileOptions): LockFileOptions {
+	const age = options.staleAfterMs;
+	if (age !== undefined && !(typeof age === "number" && age >= 0)) {
+		throw new RangeError(`staleAfterMs must be a number of milliseconds, 0 or more, not ${String(age)}`);
+	}
+	return options;
+}
+
+/**
+ * Lock files on `storage`, their owners named and judged by `identity`.
+ * @example
+ * const locks = lockFiles(storage, nodeLockIdentity, { staleAfterMs: 7 * 24 * 3600_000 });
+ * const status = await locks.inspect("/s/a.jsonl");
+ */
+export function lockFiles(storage: Storage, identity: LockIdentity, options: LockFileOptions = {}): LockFiles {
+	checkOptions(options);
 	return {
-		acquire: (path) => runTask(acquireLock(path, identity), storage),
+		acquire: (path) => runTask(acquireLock(path, identity, options), storage),
 		release: (lock) => runTask(releaseLock(lock), storage),
 		owner: async (path) => (await runTask(readOwner(lockPathOf(path)), storage)) ?? undefined,
+		inspect: (path) => runTask(inspectLock(path, identity), storage),
+		breakLock: (path, breaking) => runTask(breakLock(path, identity, breaking), storage),
 	};
 }
 
 /** Lock files on a synchronous storage (the pi-compatible facade). */
-export function lockFilesSync(storage: SyncStorage, identity: LockIdentity): SyncWriterLocks {
+export function lockFilesSync(
+	storage: SyncStorage,
+	identity: LockIdentity,
+	options: LockFileOptions = {},
+): SyncWriterLocks {
+	checkOptions(options);
 	return {
-		acquire: (path) => runTaskSync(acquireLock(path, identity), storage),
+		acquire: (path) => runTaskSync(acquireLock(path, identity, options), storage),
 		release: (lock) => runTaskSync(releaseLock(lock), storage),
 		owner: (path) => runTaskSync(readOwner(lockPathOf(path)), storage) ?? undefined,
 	};
@@ -190,4 +412,5 @@ const realmHost = `realm:${randomUuid()}`;
 export const realmLockIdentity: LockIdentity = {
 	lockOwner: () => ({ pid: 0, host: realmHost, startedAt: Date.now(), token: randomUuid() }),
 	isLockOwnerAlive: (owner) => owner.host !== realmHost || heldHere.has(owner.token),
+	canTellIfAlive: (owner) => owner.host === realmHost,
 };

@@ -2,9 +2,14 @@
  * Opening a session: a new one (`newSessionCore`), or a file. For a file, what to do is decided from the file as read (`planOpening`, pure), then done
  * as one task (`openSessionFile`). Where this differs from pi 0.73.1 and 1.6.0 on purpose:
  * - v1/v2 files are migrated into a rewrite, the original kept as `<file>.v<N>.bak` (pi rewrites in place);
- * - a last line without `\n` is terminated, so the next append cannot fuse onto it (pi never repairs);
- * - an empty file gets a header; a non-empty file without one is refused and left untouched (pi
- *   truncates it).
+ * - a last line without `\n` is terminated, so the next append cannot fuse onto it, but only when the
+ *   file has been left unchanged for a moment (`settleMs`): pi 1.6 terminates it at once on every load,
+ *   which splits a line another program is still writing in two. A tail that is still changing is left
+ *   alone: the session opens, the partial line is no entry (a `torn-last-line` diagnostic), and the first
+ *   append writes a line feed first only if the file then still ends without one (pi 1.6 never does);
+ * - an empty file gets a header, once it has been left empty for that moment too (pi writes a new file
+ *   as an exclusive create and then its lines: the header must not replace the file in between); a
+ *   non-empty file without one is refused and left untouched (pi truncates it).
  * @module
  */
 import { migrateWithBackup } from "./backup.ts";
@@ -31,7 +36,21 @@ export interface OpenOptions extends ReadOptions {
 	sessionDir?: string;
 	/** Working directory to use instead of the header's. */
 	cwd?: string;
+	/**
+	 * How long (ms) a file must have been left unchanged before a writing open repairs it (terminates a
+	 * last line without `\n`, gives an empty file a header); default `SETTLE_MS`. A younger file is watched
+	 * until it is that old (waiting at most this long): if it changes meanwhile, another program is
+	 * writing it, and the torn tail is left alone.
+	 */
+	settleMs?: number;
 }
+
+/**
+ * A file unchanged this long is taken as nobody's to finish: a writer writes a line in one go (pi's
+ * `appendFileSync`, this package's appends), so a tail torn for longer was most likely left by a writer
+ * that died. (One stalled longer mid-line, on a slow network file system, would still be split.)
+ */
+export const SETTLE_MS = 500;
 
 /** What opening a file does, decided from the file as read. */
 export type OpeningPlan =
@@ -105,8 +124,8 @@ function* carryOut(
 ): Task<{ core: SessionCore } | { migrated?: OpenReport["migratedFrom"] }> {
 	const sessionDir = options.sessionDir ?? dirname(path);
 	const newTree = () => SessionTree.create({ cwd: options.cwd ?? "" });
-	const bind = (tree: SessionTree, fileExists: boolean, report: OpenReport) => ({
-		core: new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists, report }),
+	const bind = (tree: SessionTree, fileExists: boolean, report: OpenReport, tailMayBeTorn = false) => ({
+		core: new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists, report, tailMayBeTorn }),
 	});
 	switch (plan.action) {
 		case "refuse":
@@ -117,6 +136,7 @@ function* carryOut(
 			const tree = newTree();
 			const now = yield* io("stat", path);
 			if (now?.size !== 0) return {};
+			if (!(yield* stayedUnchanged(path, 0, now.mtimeMs, settleOf(options)))) return {};
 			yield* io("replace", path, [encoder.encode(encodeEntry(tree.getHeader()))]);
 			return bind(tree, true, { ...emptyReport(false), wroteHeader: true });
 		}
@@ -138,10 +158,40 @@ function* carryOut(
 		// Lines appended while it was being migrated are in the file now, but not in this tree.
 		if (!complete) return backupPath ? { migrated: report.migratedFrom } : {};
 	} else if (plan.action === "terminate-last-line") {
-		yield* io("append", path, encoder.encode("\n"), false);
-		report.repairedLastLine = true;
+		if (yield* stayedUnchanged(path, file.size, file.mtimeMs, settleOf(options))) {
+			yield* io("append", path, encoder.encode("\n"), false);
+			report.repairedLastLine = true;
+		} else {
+			// Another program is writing that line: the first append starts a line of its own if it must.
+			report.tornTailLeft = true;
+			return bind(tree, true, report, true);
+		}
 	}
 	return bind(tree, true, report);
+}
+
+function settleOf(options: OpenOptions): number {
+	const ms = options.settleMs ?? SETTLE_MS;
+	if (!(typeof ms === "number" && ms >= 0)) throw new RangeError(`settleMs must be 0 or more, not ${String(ms)}`);
+	return ms;
+}
+
+/**
+ * Whether the file still has the size and modification time it was read with, and has kept them for
+ * `settleMs`: at once when its time is that old; otherwise it is watched (stat after stat, as a task cannot
+ * sleep) until it is, never longer than `settleMs` from now (a time in the future, clocks apart, counts
+ * from now), and a change meanwhile says another program is writing it. Called under the writer lock, so
+ * the only other writers are programs that take none (pi). What is left: a write starting between the last
+ * look and the repair's append, a window of one storage operation.
+ */
+function* stayedUnchanged(path: string, size: number, mtimeMs: number, settleMs: number): Task<boolean> {
+	const start = Date.now();
+	const deadline = Math.min(mtimeMs, start) + settleMs;
+	for (;;) {
+		const now = yield* io("stat", path);
+		if (now?.size !== size || now.mtimeMs !== mtimeMs) return false;
+		if (Date.now() >= deadline) return true;
+	}
 }
 
 /**

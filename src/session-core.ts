@@ -33,6 +33,11 @@ export interface OpenReport {
 	migratedFrom?: { version: number; backupPath?: string };
 	/** True when a missing final newline was added. */
 	repairedLastLine: boolean;
+	/**
+	 * True when the last line had no newline and was left alone, the file still changing (another program
+	 * writing that line): the first append then starts on a new line if the file still ends without one.
+	 */
+	tornTailLeft?: boolean;
 	/** True when an empty file was given a header. */
 	wroteHeader: boolean;
 	/** True when there was no file: the session is new and its file will be created later. */
@@ -55,6 +60,8 @@ export interface CoreFields {
 	/** Whether the file exists and holds every entry of `tree`. */
 	fileExists: boolean;
 	report: OpenReport;
+	/** The file may end in part of a line (a torn tail left alone): checked before the first append. */
+	tailMayBeTorn?: boolean;
 }
 
 /** What `JSON.stringify` writes for a value at the top: the result of its `toJSON`, if it has one. */
@@ -123,6 +130,7 @@ export class SessionCore {
 		this.#fileExists = fields.fileExists;
 		this.#persisted = fields.fileExists ? fields.tree.size : 0;
 		this.report = fields.report;
+		this.#appendMayHaveTorn = fields.tailMayBeTorn ?? false;
 		// Encode each entry as it is appended: one that cannot be written is refused then, alone, instead
 		// of failing the write it would join (which would stop the session). What is written is then the
 		// entry as it was appended, even if the caller changes its objects later.

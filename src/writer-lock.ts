@@ -22,6 +22,23 @@ export interface HeldLock {
 	/** The session file it locks. */
 	readonly path: string;
 	readonly owner: LockOwner;
+	/** The lock that taking this one broke, when it was older than the stale-after age (see `LockFileOptions`). */
+	readonly broke?: BrokenLock;
+}
+
+/** A lock removed although its holder could not be told gone: for being older than the stale-after age, or by force. */
+export interface BrokenLock {
+	/** The session file whose lock it was. */
+	readonly path: string;
+	/** Its holder, as its lock file named it; undefined when the file could not be read. */
+	readonly owner: LockOwner | undefined;
+	/** The holder in words (`pid 12 on box`). */
+	readonly holder: string;
+	/** How old the lock file was (ms since it was written: holders never rewrite it), when it could be told. */
+	readonly ageMs: number | undefined;
+	readonly reason: "stale-after" | "forced";
+	/** What it means, for the user: a warning naming the file, the holder and the risk. */
+	readonly message: string;
 }
 
 /**
@@ -47,6 +64,12 @@ export interface LockIdentity {
 	lockOwner(): LockOwner;
 	/** True when that cannot be known: a lock is never taken from a holder that may be alive. */
 	isLockOwnerAlive(owner: LockOwner): boolean;
+	/**
+	 * Whether `isLockOwnerAlive` really tells for this owner (one of this machine), or only presumes it alive
+	 * (another machine's). Only a presumed-alive lock can expire by age (`LockFileOptions.staleAfterMs`);
+	 * without this member every owner is taken as told, and no lock ever expires.
+	 */
+	canTellIfAlive?(owner: LockOwner): boolean;
 	/** The owner in words, for errors (default: `pid <pid> on <host>`). */
 	describeOwner?(owner: LockOwner): string;
 }

@@ -15,6 +15,7 @@ import { searchCommand } from "./commands/search.ts";
 import { showCommand } from "./commands/show.ts";
 import { statsCommand } from "./commands/stats.ts";
 import { treeCommand } from "./commands/tree.ts";
+import { unlockCommand } from "./commands/unlock.ts";
 import { CliError } from "./errors.ts";
 import { type RunContext, runContext } from "./run-context.ts";
 import { type Output, terminalOutput } from "./terminal.ts";
@@ -210,6 +211,18 @@ export function program(output: () => Output = () => terminalOutput()): CommandD
 				},
 				(context, args) =>
 					checkCommand(context, String(args.file), { repair: args.repair === true, json: args.json === true }),
+				output,
+			),
+			unlock: command(
+				"who holds a session's writer lock; remove it if its holder is gone (--force: even if it may run)",
+				{
+					file: { type: "positional", valueHint: "FILE", description: "the session file (or its .lock file)" },
+					force: {
+						type: "boolean",
+						description: "remove the lock even when its holder may still run (another machine's), with a warning",
+					},
+				},
+				(context, args) => unlockCommand(context, String(args.file), { force: args.force === true }),
 				output,
 			),
 			export: command(
