@@ -4,6 +4,7 @@
  * @module
  */
 import type { EngineOptions } from "../src/engine.ts";
+import { realPathOn } from "./real-path.ts";
 import type { WorkerEngineConfig } from "./worker-wire.ts";
 
 /**
@@ -11,13 +12,30 @@ import type { WorkerEngineConfig } from "./worker-wire.ts";
  * `node:fs` (it is never reached there), and Node, Bun and Deno resolve it next to this module.
  */
 const nodeAdapter = import.meta.url.endsWith(".ts") ? "./node.ts" : "./node.js";
+/** A module of Node's (also Bun's and Deno's), by a specifier bundlers do not follow either. */
+const nodeBuiltin = (name: string): string => `node:${name}`;
 
 export const stockStorages = {
-	/** The local file system (Node, Bun, Deno), with lock files shared with other processes; agent directory `$PI_CODING_AGENT_DIR` or `~/.pi/agent`. */
+	/**
+	 * The local file system (Node, Bun, Deno), with lock files shared with other processes; agent directory
+	 * `$PI_CODING_AGENT_DIR` or `~/.pi/agent`. The engine takes no path outside its sessions root, `root`
+	 * (default: the agent directory), symbolic links resolved.
+	 */
 	async node(config: WorkerEngineConfig): Promise<EngineOptions> {
-		const node: typeof import("./node.ts") = await import(/* @vite-ignore */ nodeAdapter);
+		const [node, fs, path]: [
+			typeof import("./node.ts"),
+			typeof import("node:fs/promises"),
+			typeof import("node:path"),
+		] = await Promise.all([
+			import(/* @vite-ignore */ nodeAdapter),
+			import(/* @vite-ignore */ nodeBuiltin("fs/promises")),
+			import(/* @vite-ignore */ nodeBuiltin("path")),
+		]);
 		const storage = node.createNodeStorage();
-		return { storage, locks: node.createNodeLocks(storage), agentDir: config.agentDir ?? node.agentDir() };
+		const agentDir = path.resolve(config.agentDir ?? node.agentDir());
+		const root = path.resolve(config.root ?? agentDir);
+		const realPath = realPathOn(fs, path);
+		return { storage, locks: node.createNodeLocks(storage), agentDir, root, realPath };
 	},
 	/** ZenFS in memory, empty at first; agent directory `/pi/agent`. */
 	async memory(config: WorkerEngineConfig): Promise<EngineOptions> {

@@ -14,6 +14,7 @@ import {
 	HeaderTooLongError,
 	InvalidContextEditError,
 	InvalidSessionPathError,
+	PathOutsideRootError,
 	SessionClosedError,
 	SessionFormatError,
 	SessionLockedError,
@@ -118,6 +119,11 @@ export interface WorkerEngineConfig {
 	storage: string;
 	/** pi's agent directory; default: the factory's (the stock ones: `$PI_CODING_AGENT_DIR` or `~/.pi/agent`; `/pi/agent`). */
 	agentDir?: string;
+	/**
+	 * The sessions root: the engine refuses any path outside it (`EngineOptions.root`). Default: the
+	 * factory's (the stock `"node"` storage: the agent directory; the others confine paths themselves).
+	 */
+	root?: string;
 	/** Default durability of sessions (default `"group"`: pipelined appends share one write and one fsync). */
 	durability?: Durability;
 	/**
@@ -258,6 +264,7 @@ const ERROR_CLASSES: Record<string, new (...args: never[]) => Error> = {
 	HeaderTooLongError,
 	InvalidContextEditError,
 	InvalidSessionPathError,
+	PathOutsideRootError,
 	SessionFormatError,
 	SessionLockedError,
 	SessionClosedError,

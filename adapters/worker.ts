@@ -21,6 +21,7 @@ export {
 	HeaderTooLongError,
 	InvalidContextEditError,
 	InvalidSessionPathError,
+	PathOutsideRootError,
 	SessionClosedError,
 	SessionFormatError,
 	SessionLockedError,

@@ -45,8 +45,13 @@ export function createZenfsStorage(fileSystem: FileSystem, options: ZenfsStorage
 	const context = bindContext({ root: "/", mounts: { "/": fileSystem } });
 	const root = options.root ?? "/";
 	const resolve = (path: string): string => {
-		if (path.split(/[/\\]/).includes("..")) {
+		if (path.split("/").includes("..")) {
 			throw new StorageError("io", path, `io: ${path}: ".." may not leave the storage root`);
+		}
+		// ZenFS takes every `\` for a `/`: a name holding one would be a directory and a name to it, and the
+		// engine (for which `\` is part of a name) would not find the file where it wrote it.
+		if (path.includes("\\")) {
+			throw new StorageError("io", path, `io: ${path}: ZenFS takes "\\" for a separator; a name may not hold one`);
 		}
 		return joinPath(root, path);
 	};

@@ -18,19 +18,19 @@ import {
 import { type ProgressCallback, trackProgress } from "./engine-progress.ts";
 import type { ContextPage, ContextPageRequest, OutlineNode, OutlinePageRequest } from "./engine-views.ts";
 import type { SessionEntry, SessionHeader, SessionTreeNode } from "./entries.ts";
-import { UnknownSessionError } from "./errors.ts";
+import { PathOutsideRootError, UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
 import { importSessionFile } from "./import-session-file.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { listingCatalogPath } from "./listing-catalog.ts";
-import { defaultSessionDir, sessionsRoot } from "./paths.ts";
+import { defaultSessionDir, isInsideRoot, normalizeAbsolutePath, sessionsRoot } from "./paths.ts";
 import { type Durability, type LoadMode, type OpenReport, Session } from "./session.ts";
 import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
 import type { SessionTree } from "./tree.ts";
 import type { WriterLocks } from "./writer-lock.ts";
 
 export type { ContextPage, ContextPageRequest, OutlineNode, OutlinePageRequest, ProgressCallback };
-export { UnknownSessionError };
+export { PathOutsideRootError, UnknownSessionError };
 
 /** Names an open session inside one engine. */
 export type SessionHandle = string;
@@ -51,6 +51,20 @@ export interface EngineOptions {
 	 * cannot change the sessions. The worker turns it off: sending them to another thread copies them.
 	 */
 	copyResults?: boolean;
+	/**
+	 * The sessions root (default: none, every path the storage takes): an absolute path that every path this
+	 * engine is given must lie in (`open`, `create`'s and `continueRecent`'s `sessionDir`, `forkFrom`, `list`,
+	 * `findMostRecent`, `importSessionFile`, `exportSessionFile`), after `.` and `..` are resolved; anything
+	 * else, and any relative path, is refused with a `PathOutsideRootError`. The worker's `"node"` storage
+	 * sets it to its agent directory.
+	 */
+	root?: string;
+	/**
+	 * With `root`: the real path of a path, the symbolic links of its existing part resolved (on the local
+	 * file system, `realPathOn(fs, path)` of adapters/real-path.ts, as the worker's `"node"` storage does). A path is then also refused when its real path
+	 * is outside the root's, so that a link inside the root is no way out of it.
+	 */
+	realPath?: (path: string) => Promise<string>;
 }
 
 /** What a caller learns about an open session. */
@@ -128,6 +142,8 @@ export class Engine {
 	#nextHandle = 1;
 
 	readonly #copyResults: boolean;
+	readonly #root: string | undefined;
+	readonly #realPath: ((path: string) => Promise<string>) | undefined;
 
 	static {
 		sessionOf = (engine, handle) => engine.#session(handle);
@@ -154,6 +170,11 @@ export class Engine {
 		this.#agentDir = options.agentDir;
 		this.#durability = options.durability ?? "none";
 		this.#copyResults = options.copyResults ?? true;
+		if (options.root !== undefined && normalizeAbsolutePath(options.root) === undefined) {
+			throw new TypeError(`the engine's sessions root must be an absolute path: ${JSON.stringify(options.root)}`);
+		}
+		this.#root = options.root;
+		this.#realPath = options.realPath;
 	}
 
 	// Discovery -------------------------------------------------------------------------------------
@@ -169,30 +190,35 @@ export class Engine {
 	 * files that changed since, and of a file that grew only its new bytes.
 	 */
 	async list(dir: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
+		await this.#confine(dir);
 		const progress = trackProgress(onProgress);
 		const catalog = listingCatalogPath(this.#agentDir);
 		const sessions = await listSessions(this.#storage, dir, { onProgress: progress.callback, signal, catalog });
 		await progress.settled(signal);
-		return sessions;
+		return this.#confined(sessions);
 	}
 
 	/** Sessions of every project, most recently modified first (through the listing catalog, as `list`). */
 	async listAll(onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
 		const progress = trackProgress(onProgress);
 		const root = sessionsRoot(this.#agentDir);
+		await this.#confine(root);
 		const catalog = listingCatalogPath(this.#agentDir);
 		const sessions = await listAllSessions(this.#storage, root, { onProgress: progress.callback, signal, catalog });
 		await progress.settled(signal);
-		return sessions;
+		return this.#confined(sessions);
 	}
 
 	/** The file of a session id, or null. */
 	async findById(id: string): Promise<string | null> {
-		return this.#run(findById(sessionsRoot(this.#agentDir), id));
+		const root = sessionsRoot(this.#agentDir);
+		await this.#confine(root);
+		return this.#run(findById(root, id));
 	}
 
 	/** The most recently modified session of a directory (optionally with header cwd `cwd`), or null. */
 	async findMostRecent(dir: string, cwd?: string): Promise<string | null> {
+		await this.#confine(dir);
 		return this.#run(findMostRecentSession(dir, cwd));
 	}
 
@@ -200,6 +226,7 @@ export class Engine {
 
 	async create(options: CreateSessionOptions): Promise<SessionSummary> {
 		const sessionDir = options.sessionDir ?? defaultSessionDir(options.cwd, this.#agentDir);
+		await this.#confine(sessionDir);
 		const durability = options.durability ?? this.#durability;
 		const locks = this.#locks;
 		return this.#register(await Session.create(this.#storage, { ...options, sessionDir, durability, locks }));
@@ -211,6 +238,8 @@ export class Engine {
 		onProgress?: ProgressCallback,
 		signal?: AbortSignal,
 	): Promise<SessionSummary> {
+		await this.#confine(path);
+		if (options.sessionDir !== undefined) await this.#confine(options.sessionDir);
 		const durability = options.durability ?? this.#durability;
 		const progress = trackProgress(onProgress);
 		const session = await Session.open(this.#storage, path, {
@@ -233,6 +262,7 @@ export class Engine {
 	/** The most recent session for `cwd` (pi's directory unless given), or a new one. */
 	async continueRecent(cwd: string, sessionDir?: string): Promise<SessionSummary> {
 		const dir = sessionDir ?? defaultSessionDir(cwd, this.#agentDir);
+		await this.#confine(dir);
 		const recent = await this.findMostRecent(dir);
 		return recent ? this.open(recent, { sessionDir: dir, cwd }) : this.create({ cwd, sessionDir: dir });
 	}
@@ -245,6 +275,8 @@ export class Engine {
 	/** Copy another session's whole history into a new session for `targetCwd`. */
 	async forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string): Promise<SessionSummary> {
 		const dir = sessionDir ?? defaultSessionDir(targetCwd, this.#agentDir);
+		await this.#confine(sourcePath);
+		await this.#confine(dir);
 		return this.#register(
 			await Session.forkFrom(this.#storage, sourcePath, targetCwd, dir, {
 				durability: this.#durability,
@@ -266,6 +298,7 @@ export class Engine {
 	 * that takes no lock could create the same name between the two (see src/import-session-file.ts).
 	 */
 	async importSessionFile(path: string, bytes: Uint8Array | Blob): Promise<void> {
+		await this.#confine(path);
 		await importSessionFile(this.#storage, path, bytes, { locks: this.#locks });
 	}
 
@@ -274,6 +307,7 @@ export class Engine {
 	 * assistant message: that is `not-found`, as for any missing file.
 	 */
 	async exportSessionFile(path: string): Promise<Uint8Array<ArrayBuffer>> {
+		await this.#confine(path);
 		const stat = await this.#storage.stat(path);
 		if (!stat) throw new StorageError("not-found", path, `not-found: ${path}: no such file`);
 		if (!stat.isFile) throw new StorageError("io", path, `io: ${path}: not a file`);
@@ -386,6 +420,40 @@ export class Engine {
 	/** A result to hand out: a copy, unless copying is left to the thread boundary (`copyResults`). */
 	#out<T>(value: T): T {
 		return this.#copyResults ? structuredClone(value) : value;
+	}
+
+	/**
+	 * Refuse a path outside the sessions root (`EngineOptions.root`), first as written (`.` and `..`
+	 * resolved), then by its real path when the storage can tell one (`realPath`).
+	 */
+	async #confine(path: string): Promise<void> {
+		const root = this.#root;
+		if (root === undefined) return;
+		if (typeof path !== "string" || normalizeAbsolutePath(path) === undefined) {
+			throw new PathOutsideRootError(String(path), root, "is not an absolute path inside");
+		}
+		if (!isInsideRoot(path, root)) throw new PathOutsideRootError(path, root);
+		if (!this.#realPath) return;
+		const [real, realRoot] = await Promise.all([this.#realPath(path), this.#realPath(root)]);
+		if (!isInsideRoot(real, realRoot)) {
+			throw new PathOutsideRootError(path, root, `leads by a symbolic link (to ${real}) outside`);
+		}
+	}
+
+	/** The sessions of a listing whose files are inside the sessions root by their real paths (links leading out dropped). */
+	async #confined(sessions: SessionInfo[]): Promise<SessionInfo[]> {
+		const realPath = this.#realPath;
+		if (this.#root === undefined || !realPath) return sessions;
+		const realRoot = await realPath(this.#root);
+		const inside = await Promise.all(
+			sessions.map((info) =>
+				realPath(info.path).then(
+					(real) => isInsideRoot(real, realRoot),
+					() => false,
+				),
+			),
+		);
+		return sessions.filter((_, index) => inside[index]);
 	}
 
 	#run<T>(task: Task<T>): Promise<T> {

@@ -159,3 +159,22 @@ export class UnreadableMessageError extends Error {
 		this.part = part;
 	}
 }
+
+/**
+ * A path given to an engine with a sessions root (`EngineOptions.root`) that lies outside that root, after
+ * `.` and `..` are resolved and, where the storage can tell, symbolic links of the part that exists (a link
+ * inside the root to a place outside it is no way out); or a relative path, whose meaning depends on the
+ * storage. Nothing was read or written.
+ */
+export class PathOutsideRootError extends InvalidSessionPathError {
+	override name = "PathOutsideRootError";
+	/** The path as given. */
+	readonly path: string;
+	/** The engine's sessions root. */
+	readonly root: string;
+	constructor(path: string, root: string, why = "lies outside") {
+		super(`${path} ${why} the engine's sessions root ${root}`);
+		this.path = path;
+		this.root = root;
+	}
+}

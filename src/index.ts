@@ -40,7 +40,7 @@ export type {
 	SessionHandle,
 	SessionSummary,
 } from "./engine.ts";
-export { Engine, UnknownSessionError } from "./engine.ts";
+export { Engine, PathOutsideRootError, UnknownSessionError } from "./engine.ts";
 export type * from "./entries.ts";
 // The format: records, lines, migrations.
 export { CURRENT_SESSION_VERSION, isSessionHeader } from "./entries.ts";

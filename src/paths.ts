@@ -76,17 +76,84 @@ export function sessionIdOfFileName(name: string): string | undefined {
 	return match && SESSION_ID.test(match[1] as string) ? match[1] : undefined;
 }
 
-/** Join path parts with `/`, without doubling separators. */
+/**
+ * A Windows path: one that starts with a drive (`C:\`, `C:/`) or a UNC prefix (`\\server`). In it `\` is a
+ * separator too, as on Windows; in any other path only `/` separates, and `\` is part of a name (POSIX
+ * allows it in file names).
+ */
+function isWindowsPath(path: string): boolean {
+	return /^(?:[A-Za-z]:[/\\]|\\\\)/.test(path);
+}
+
+/** The separators of `path`: `/`, and `\` too in a Windows path (see `isWindowsPath`). */
+function separatorsOf(path: string): RegExp {
+	return isWindowsPath(path) ? /[/\\]/ : /\//;
+}
+
+/**
+ * Join path parts with `/`, without doubling separators. A `\` is a separator only when the first part
+ * is a Windows path; otherwise it stays in the name that holds it.
+ * @example
+ * joinPath("/a/", "b\\c.jsonl"); // "/a/b\\c.jsonl"
+ */
 export function joinPath(...parts: string[]): string {
-	return parts
-		.filter((part) => part !== "")
-		.map((part, index) => (index === 0 ? part.replace(/[/\\]+$/, "") || "/" : part.replace(/^[/\\]+|[/\\]+$/g, "")))
+	const kept = parts.filter((part) => part !== "");
+	const windows = kept.length > 0 && isWindowsPath(kept[0] as string);
+	const trailing = windows ? /[/\\]+$/ : /\/+$/;
+	const edges = windows ? /^[/\\]+|[/\\]+$/g : /^\/+|\/+$/g;
+	return kept
+		.map((part, index) => (index === 0 ? part.replace(trailing, "") || "/" : part.replace(edges, "")))
 		.join("/")
 		.replace(/^\/\//, "/");
 }
 
-/** The directory part of a path. */
+/**
+ * The directory part of a path. Only `/` separates, except in a Windows path (`C:\…`, `\\server\…`),
+ * where `\` does too: a POSIX file name holding `\` stays one name.
+ * @example
+ * dirname("/sessions/a\\b.jsonl"); // "/sessions"
+ */
 export function dirname(path: string): string {
-	const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+	const cut = isWindowsPath(path) ? Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) : path.lastIndexOf("/");
+	if (cut === 2 && /^[A-Za-z]:/.test(path)) return path.slice(0, 3); // "C:\x" is in "C:\"
 	return cut <= 0 ? (cut === 0 ? "/" : ".") : path.slice(0, cut);
+}
+
+/**
+ * `path` with `.` and empty names dropped and each `..` taking away the name before it (never above the
+ * root: `/..` is `/`); `undefined` for a relative path, whose meaning depends on the storage. Only `/`
+ * separates, except in a Windows path (see `dirname`). Used to check a path against a sessions root.
+ * @example
+ * normalizeAbsolutePath("/a/./b/../c"); // "/a/c"
+ */
+export function normalizeAbsolutePath(path: string): string | undefined {
+	const windows = isWindowsPath(path);
+	if (!windows && !path.startsWith("/")) return undefined;
+	const [prefix, rest] = windows
+		? /^[A-Za-z]:/.test(path)
+			? [path.slice(0, 2).toUpperCase(), path.slice(2)]
+			: ["/", path]
+		: ["", path];
+	const names: string[] = [];
+	for (const name of rest.split(separatorsOf(path))) {
+		if (name === "" || name === ".") continue;
+		if (name === "..") names.pop();
+		else names.push(name);
+	}
+	return `${prefix}/${names.join("/")}`;
+}
+
+/**
+ * Whether `path` is `root` or lies under it, both normalised (`normalizeAbsolutePath`); false for a
+ * relative path.
+ * @example
+ * isInsideRoot("/pi/agent/sessions/x.jsonl", "/pi/agent"); // true
+ * isInsideRoot("/pi/agent/../other", "/pi/agent"); // false
+ */
+export function isInsideRoot(path: string, root: string): boolean {
+	const normalPath = normalizeAbsolutePath(path);
+	const normalRoot = normalizeAbsolutePath(root);
+	if (normalPath === undefined || normalRoot === undefined) return false;
+	if (normalRoot.endsWith("/")) return normalPath.startsWith(normalRoot);
+	return normalPath === normalRoot || normalPath.startsWith(`${normalRoot}/`);
 }

@@ -49,7 +49,8 @@ function throughWorker(
 		await (await worker)?.terminate();
 	});
 	return async () => {
-		worker ??= startEngineWorker({ storage, agentDir: "/unused" });
+		// The node storage's tests each work in a fresh temporary directory: the engine's sessions root holds them all.
+		worker ??= startEngineWorker({ storage, agentDir: "/unused", ...(storage === "node" ? { root: tmpdir() } : {}) });
 		const { engine } = await worker;
 		return { engine, ...(storage === "node" ? await diskRoot() : { root: `/work-${++counter}` }) };
 	};
