@@ -72,6 +72,7 @@ export function createEngineFactory({ storages }: EngineHostOptions): EngineFact
 			const engine = new Engine({
 				...options,
 				durability: config.durability ?? options.durability ?? "group",
+				limits: config.limits ?? options.limits,
 				copyResults: false,
 			});
 			const { port1, port2 } = new MessageChannel();

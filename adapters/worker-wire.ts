@@ -17,6 +17,7 @@ import {
 	PathOutsideRootError,
 	SessionClosedError,
 	SessionFormatError,
+	SessionLimitError,
 	SessionLockedError,
 	SessionNotFoundError,
 	SessionReadOnlyError,
@@ -24,6 +25,7 @@ import {
 	UnknownSessionError,
 	UnreadableMessageError,
 } from "../src/errors.ts";
+import type { ReadLimits } from "../src/load.ts";
 import type { Durability } from "../src/session.ts";
 
 /** The engine's methods other than the appends (which are `APPEND_METHODS`). */
@@ -126,6 +128,8 @@ export interface WorkerEngineConfig {
 	root?: string;
 	/** Default durability of sessions (default `"group"`: pipelined appends share one write and one fsync). */
 	durability?: Durability;
+	/** Limits of the session files the engine reads (`EngineOptions.limits`); default: the factory's. */
+	limits?: ReadLimits;
 	/**
 	 * Threads of this process known to have died (set by `startEngineWorker`): lock files their engines
 	 * left are stale, so the new worker takes them over instead of refusing those sessions.
@@ -266,6 +270,7 @@ const ERROR_CLASSES: Record<string, new (...args: never[]) => Error> = {
 	InvalidSessionPathError,
 	PathOutsideRootError,
 	SessionFormatError,
+	SessionLimitError,
 	SessionLockedError,
 	SessionClosedError,
 	SessionNotFoundError,

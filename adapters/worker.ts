@@ -24,6 +24,7 @@ export {
 	PathOutsideRootError,
 	SessionClosedError,
 	SessionFormatError,
+	SessionLimitError,
 	SessionLockedError,
 	SessionNotFoundError,
 	SessionReadOnlyError,

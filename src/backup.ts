@@ -4,6 +4,7 @@
  * it must end in the new file, or at worst in the backup, never in neither.
  * @module
  */
+import { SessionLimitError } from "./errors.ts";
 import { randomUuid } from "./ids.ts";
 import { encodeEntry } from "./jsonl.ts";
 import { encodeChunks } from "./line-bytes.ts";
@@ -51,7 +52,24 @@ const MAX_BACKUP_NAMES = 1000;
  * storage without hard links, can do that).
  */
 export function* migrateWithBackup(path: string, read: ReadSession): Task<Migrated> {
+	assertRewritable(path, read);
 	return yield* rewriteWithBackup(path, read, encodeChunks(rewrittenLines(read)));
+}
+
+/**
+ * Throws a `SessionLimitError` (before anything is written, so no backup is made) when the file holds a
+ * line over the read's `maxLineBytes`: its bytes were never held, so a rewrite could not carry it over.
+ */
+export function assertRewritable(path: string, read: ReadSession): void {
+	const oversized = read.skippedLines.find((skipped) => skipped.oversized)?.oversized;
+	if (!oversized) return;
+	throw new SessionLimitError(
+		path,
+		"line-bytes",
+		oversized.limit,
+		oversized,
+		"it cannot be rewritten (migrated) without that line, so it was left untouched: open it read-only, or with a larger maxLineBytes",
+	);
 }
 
 /**

@@ -23,6 +23,7 @@ import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
 import { importSessionFile } from "./import-session-file.ts";
 import type { Diagnostic } from "./jsonl.ts";
 import { listingCatalogPath } from "./listing-catalog.ts";
+import type { ReadLimits } from "./load.ts";
 import { defaultSessionDir, isInsideRoot, normalizeAbsolutePath, sessionsRoot } from "./paths.ts";
 import { type Durability, type LoadMode, type OpenReport, Session } from "./session.ts";
 import { runTask, type Storage, StorageError, type Task } from "./storage.ts";
@@ -51,6 +52,12 @@ export interface EngineOptions {
 	 * cannot change the sessions. The worker turns it off: sending them to another thread copies them.
 	 */
 	copyResults?: boolean;
+	/**
+	 * Limits of every session file this engine reads (`open`, `forkFrom`): the longest line (default
+	 * `DEFAULT_MAX_LINE_BYTES`; a longer one is skipped and reported) and the most records (default none;
+	 * more is a `SessionLimitError`). See `ReadOptions`.
+	 */
+	limits?: ReadLimits;
 	/**
 	 * The sessions root (default: none, every path the storage takes): an absolute path that every path this
 	 * engine is given must lie in (`open`, `create`'s and `continueRecent`'s `sessionDir`, `forkFrom`, `list`,
@@ -142,6 +149,7 @@ export class Engine {
 	#nextHandle = 1;
 
 	readonly #copyResults: boolean;
+	readonly #limits: ReadLimits;
 	readonly #root: string | undefined;
 	readonly #realPath: ((path: string) => Promise<string>) | undefined;
 
@@ -170,6 +178,7 @@ export class Engine {
 		this.#agentDir = options.agentDir;
 		this.#durability = options.durability ?? "none";
 		this.#copyResults = options.copyResults ?? true;
+		this.#limits = { maxLineBytes: options.limits?.maxLineBytes, maxEntries: options.limits?.maxEntries };
 		if (options.root !== undefined && normalizeAbsolutePath(options.root) === undefined) {
 			throw new TypeError(`the engine's sessions root must be an absolute path: ${JSON.stringify(options.root)}`);
 		}
@@ -245,6 +254,7 @@ export class Engine {
 		const session = await Session.open(this.#storage, path, {
 			locks: this.#locks,
 			load: "lazy",
+			...this.#limits,
 			...options,
 			durability,
 			onProgress: progress.callback,
@@ -281,6 +291,7 @@ export class Engine {
 			await Session.forkFrom(this.#storage, sourcePath, targetCwd, dir, {
 				durability: this.#durability,
 				locks: this.#locks,
+				...this.#limits,
 			}),
 		);
 	}

@@ -7,7 +7,7 @@
  */
 import type { SessionEntry } from "./entries.ts";
 import { EntryNotLoadedError } from "./errors.ts";
-import { excerptOf, SessionFormatError } from "./jsonl.ts";
+import { excerptOf, MAX_NESTING_DEPTH, nestsDeeperThan, SessionFormatError } from "./jsonl.ts";
 import { io, type Task } from "./storage.ts";
 
 export { EntryNotLoadedError };
@@ -168,6 +168,11 @@ export class EntryBodies {
 				bytes.length === span.length
 					? `line ${span.line} is damaged inside (${detail}): a lazy open indexed it; open the file with load: "full" to skip it`
 					: `line ${span.line} is no longer whole: the file changed under the open session; open it again`;
+			throw new SessionFormatError(problem, where);
+		}
+		if (text.length > 2 * MAX_NESTING_DEPTH && nestsDeeperThan(entry, MAX_NESTING_DEPTH)) {
+			// The open's walk refused such lines: this one changed under the session.
+			const problem = `line ${span.line} nests deeper than ${MAX_NESTING_DEPTH} levels: the file changed under the open session; open it again`;
 			throw new SessionFormatError(problem, where);
 		}
 		if (bytes.length !== span.length || entry?.id !== structure.id || entry?.type !== structure.type) {

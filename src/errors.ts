@@ -178,3 +178,36 @@ export class PathOutsideRootError extends InvalidSessionPathError {
 		this.root = root;
 	}
 }
+
+/** Which limit a `SessionLimitError` reports: a file's record count, or one line's length in bytes. */
+export type SessionLimit = "entries" | "line-bytes";
+
+/**
+ * A session is beyond a configured limit (`maxEntries`, `maxLineBytes` of the read options): refused
+ * before it takes the memory it would need, the file left as it is.
+ */
+export class SessionLimitError extends Error {
+	override name = "SessionLimitError";
+	readonly path: string;
+	readonly limit: SessionLimit;
+	/** The limit's value: records, or bytes. */
+	readonly max: number;
+	/** Where reading reached the limit: the 1-based line and its byte offset. */
+	readonly line: number;
+	readonly byteOffset: number;
+	constructor(
+		path: string,
+		limit: SessionLimit,
+		max: number,
+		where: { line: number; byteOffset: number },
+		why?: string,
+	) {
+		const what = limit === "entries" ? `more than ${max} records` : `a line longer than ${max} bytes`;
+		super(`${path}:${where.line}: the session holds ${what} (at byte ${where.byteOffset})${why ? `; ${why}` : ""}`);
+		this.path = path;
+		this.limit = limit;
+		this.max = max;
+		this.line = where.line;
+		this.byteOffset = where.byteOffset;
+	}
+}

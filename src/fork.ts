@@ -33,7 +33,11 @@ export function* forkFromTask(
 	yield* io("mkdir", sessionDir);
 	const lines = [tree.getHeader(), ...source.records.slice(1)].map((record) => encodeEntry(record));
 	yield* io("createExclusive", path, encodeChunks(lines), options.durable ?? false);
-	return yield* openSessionFile(path, { sessionDir });
+	return yield* openSessionFile(path, {
+		sessionDir,
+		maxLineBytes: options.maxLineBytes,
+		maxEntries: options.maxEntries,
+	});
 }
 
 /**

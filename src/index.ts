@@ -50,11 +50,13 @@ export type { ErrorData } from "./error-data.ts";
 export type { FlatTreeNode } from "./flat-tree.ts";
 export { flattenTree, unflattenTree } from "./flat-tree.ts";
 export { createSessionId } from "./ids.ts";
-export type { Diagnostic, DiagnosticReason, Line, ParseResult } from "./jsonl.ts";
+export type { Diagnostic, DiagnosticReason, Line, LineLimits, ParseResult } from "./jsonl.ts";
 export {
+	DEFAULT_MAX_LINE_BYTES,
 	encodeEntry,
 	LineSplitter,
 	lineStream,
+	MAX_NESTING_DEPTH,
 	parseSessionEntries,
 	parseSessionText,
 	SessionFormatError,
@@ -62,7 +64,7 @@ export {
 // Where a listing catalog lives (the `catalog` option of the listings).
 export { listingCatalogPath, listingCatalogPathForSessionsRoot } from "./listing-catalog.ts";
 export type { ReadOptions } from "./load.ts";
-export { HeaderTooLongError } from "./load.ts";
+export { HeaderTooLongError, SessionLimitError } from "./load.ts";
 // Writer locks: the seam, and lock files as one implementation of it.
 export type {
 	BreakLockOptions,

@@ -22,7 +22,9 @@ export type DiagnosticReason =
 	| "duplicate-id"
 	| "self-parent"
 	| "missing-parent"
-	| "forward-parent";
+	| "forward-parent"
+	| "too-deep"
+	| "too-long";
 
 /** One problem found while reading a session, located so that a person can find it. */
 export interface Diagnostic {
@@ -38,6 +40,76 @@ export interface Diagnostic {
 }
 
 const EXCERPT_LENGTH = 80;
+
+/**
+ * Lines nested deeper than this (brackets, the entry's own braces counting as one level) are skipped on
+ * read (`too-deep`) and refused on append: `JSON.parse` reads any depth, but `JSON.stringify`,
+ * `structuredClone` and a worker's messages recurse, and overflow the stack a little past 3,200 levels on
+ * a V8 main thread (Node, Chromium; about 13,000 in a Node worker). Real entries nest a few dozen levels.
+ */
+export const MAX_NESTING_DEPTH = 1000;
+
+/**
+ * The longest line read by default, in bytes: V8's longest string (2^29 - 24 UTF-16 units). A line of at
+ * most this many bytes always decodes; a longer one cannot, and is skipped on read (`too-long`).
+ */
+export const DEFAULT_MAX_LINE_BYTES: number = 2 ** 29 - 24;
+
+/** Limits of what one line may be (see `ReadOptions.maxLineBytes`). */
+export interface LineLimits {
+	/** Lines of more bytes (terminator excluded) are skipped with a `too-long` diagnostic; default `DEFAULT_MAX_LINE_BYTES`. */
+	maxLineBytes?: number;
+}
+
+/**
+ * Whether a parsed JSON value nests deeper than `limit` levels (the value itself being level 1). Walks
+ * without recursion, so any depth is safe to ask about; only objects and arrays are visited.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+	if (typeof value !== "object" || value === null) return false;
+	const values: object[] = [value];
+	const depths: number[] = [1];
+	while (values.length > 0) {
+		const current = values.pop() as object;
+		const depth = depths.pop() as number;
+		if (depth > limit) return true;
+		if (Array.isArray(current)) {
+			for (const item of current) {
+				if (typeof item === "object" && item !== null) {
+					values.push(item);
+					depths.push(depth + 1);
+				}
+			}
+		} else {
+			for (const key in current) {
+				const item = (current as Record<string, unknown>)[key];
+				if (typeof item === "object" && item !== null) {
+					values.push(item);
+					depths.push(depth + 1);
+				}
+			}
+		}
+	}
+	return false;
+}
+
+/**
+ * Whether JSON text as bytes nests deeper than `limit` levels: brackets counted outside strings, strings
+ * skipped from quote to unescaped quote. Only well-formed JSON is meant; anything else gives some answer.
+ */
+export function bytesNestDeeperThan(bytes: Uint8Array, limit: number): boolean {
+	if (bytes.length < 2 * (limit + 1)) return false; // each level takes two brackets
+	let depth = 0;
+	for (let at = 0; at < bytes.length; at++) {
+		const byte = bytes[at];
+		if (byte === 0x22) {
+			for (at++; at < bytes.length && bytes[at] !== 0x22; at++) if (bytes[at] === 0x5c) at++;
+		} else if (byte === 0x7b || byte === 0x5b) {
+			if (++depth > limit) return true;
+		} else if (byte === 0x7d || byte === 0x5d) depth--;
+	}
+	return false;
+}
 
 /** The first characters of a line, for diagnostics. */
 export function excerptOf(text: string): string {
@@ -67,6 +139,8 @@ export interface Line {
 	terminated: boolean;
 	/** False when the bytes were not valid UTF-8; `text` then holds replacement characters. */
 	validUtf8: boolean;
+	/** True for a line longer than the reader's limit: `text` is only its start (see `RawLine.oversized`). */
+	oversized?: boolean;
 }
 
 const LF = 0x0a;
@@ -86,39 +160,82 @@ export interface RawLine {
 	byteLength: number;
 	/** False only for a last line that had no `\n`. */
 	terminated: boolean;
+	/**
+	 * True for a line longer than the splitter's `maxLineBytes`: `bytes` then holds only its first bytes
+	 * (enough for an excerpt), the rest was never kept.
+	 */
+	oversized?: boolean;
 }
+
+/** Bytes kept of an oversized line: enough for its excerpt (`excerptOfBytes`). */
+const OVERSIZED_HEAD_BYTES = 4 * 80 + 4;
 
 /**
  * Splits byte chunks into raw lines. Splitting happens on bytes (a `\n` byte never occurs inside a
  * multi-byte UTF-8 sequence), so nothing is decoded here and no string of the whole input is ever built.
- * Accepts CRLF and strips a leading BOM.
+ * Accepts CRLF and strips a leading BOM. A line longer than `maxLineBytes` (a CR before its line feed
+ * counted) is not kept: only its first bytes are, and it comes out `oversized`, so that no line of any
+ * length takes more memory than the limit.
  */
 export class RawLineSplitter {
 	#pending: Uint8Array[] = [];
+	/** Bytes held in `#pending`. */
 	#pendingLength = 0;
+	/** Bytes of the current line so far (more than are held, once it is oversized). */
+	#lineLength = 0;
+	/** The last byte of the current line so far (a CR before the line feed is not part of the line). */
+	#lastByte = -1;
+	#oversized = false;
 	#offset = 0;
 	#line = 0;
+	readonly #maxLineBytes: number;
+
+	constructor(limits: LineLimits = {}) {
+		this.#maxLineBytes = limits.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+	}
 
 	/** Feed a chunk; returns the lines it completed. */
 	*push(chunk: Uint8Array): Generator<RawLine> {
 		let start = 0;
 		for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, start)) {
-			yield this.#emit(this.#take(chunk.subarray(start, i)), true);
+			yield this.#emit(chunk.subarray(start, i), true);
 			start = i + 1;
 		}
-		if (start < chunk.length) {
-			// Copy: callers may reuse their chunk buffers.
-			this.#pending.push(chunk.slice(start));
-			this.#pendingLength += chunk.length - start;
-		}
+		if (start < chunk.length) this.#keep(chunk.subarray(start));
 	}
 
 	/** Signal the end of input; returns the last line if it had no terminator. */
 	*end(): Generator<RawLine> {
-		if (this.#pendingLength > 0) yield this.#emit(this.#take(new Uint8Array(0)), false);
+		if (this.#lineLength > 0) yield this.#emit(new Uint8Array(0), false);
 	}
 
-	#take(tail: Uint8Array): Uint8Array {
+	/** Hold part of a line that goes on in the next chunk: all of it, or only the head of an oversized line. */
+	#keep(part: Uint8Array): void {
+		this.#lineLength += part.length;
+		this.#lastByte = part[part.length - 1] as number;
+		// One byte over is allowed until the line ends: it may be the CR of a CRLF.
+		if (!this.#oversized && this.#lineLength > this.#maxLineBytes + 1) this.#becomeOversized();
+		if (!this.#oversized) {
+			// Copy: callers may reuse their chunk buffers.
+			this.#pending.push(part.slice());
+			this.#pendingLength += part.length;
+		} else if (this.#pendingLength < OVERSIZED_HEAD_BYTES) {
+			const piece = part.slice(0, OVERSIZED_HEAD_BYTES - this.#pendingLength);
+			this.#pending.push(piece);
+			this.#pendingLength += piece.length;
+		}
+	}
+
+	/** Drop what is held of the current line but its head. */
+	#becomeOversized(): void {
+		this.#oversized = true;
+		const head = this.#join(new Uint8Array(0)).subarray(0, OVERSIZED_HEAD_BYTES);
+		this.#pending = head.length > 0 ? [head.slice()] : [];
+		this.#pendingLength = head.length;
+	}
+
+	/** What is held of the current line, then `tail`, as one array. */
+	#join(tail: Uint8Array): Uint8Array {
 		if (this.#pendingLength === 0) return tail;
 		const bytes = new Uint8Array(this.#pendingLength + tail.length);
 		let at = 0;
@@ -127,17 +244,30 @@ export class RawLineSplitter {
 			at += part.length;
 		}
 		bytes.set(tail, at);
-		this.#pending = [];
-		this.#pendingLength = 0;
 		return bytes;
 	}
 
-	#emit(raw: Uint8Array, terminated: boolean): RawLine {
+	/** The line that ends with `tail` (before its line feed, if `terminated`). */
+	#emit(tail: Uint8Array, terminated: boolean): RawLine {
+		const total = this.#lineLength + tail.length;
+		const lastByte = tail.length > 0 ? tail[tail.length - 1] : this.#lastByte;
+		const oversized = this.#oversized || total - (lastByte === CR ? 1 : 0) > this.#maxLineBytes;
+		const raw = oversized
+			? this.#join(tail.subarray(0, Math.max(0, OVERSIZED_HEAD_BYTES - this.#pendingLength)))
+			: this.#join(tail);
+		this.#pending = [];
+		this.#pendingLength = 0;
+		this.#lineLength = 0;
+		this.#lastByte = -1;
+		this.#oversized = false;
 		const byteOffset = this.#offset;
-		const byteLength = raw.length + (terminated ? 1 : 0);
+		const byteLength = total + (terminated ? 1 : 0);
 		this.#offset += byteLength;
 		this.#line++;
-		return { bytes: lineContent(raw, this.#line === 1), line: this.#line, byteOffset, byteLength, terminated };
+		const line = this.#line;
+		if (oversized)
+			return { bytes: raw.subarray(0, OVERSIZED_HEAD_BYTES), line, byteOffset, byteLength, terminated, oversized };
+		return { bytes: lineContent(raw, line === 1), line, byteOffset, byteLength, terminated };
 	}
 }
 
@@ -160,6 +290,7 @@ export function decodeLine(raw: RawLine): Line {
 		validUtf8 = false;
 	}
 	const { line, byteOffset, byteLength, terminated } = raw;
+	if (raw.oversized) return { text, line, byteOffset, byteLength, terminated, validUtf8, oversized: true };
 	return { text, line, byteOffset, byteLength, terminated, validUtf8 };
 }
 
@@ -179,7 +310,11 @@ export function excerptOfBytes(bytes: Uint8Array): string {
  * const lines = [...splitter.push(new TextEncoder().encode("a\nb")), ...splitter.end()];
  */
 export class LineSplitter {
-	readonly #raw = new RawLineSplitter();
+	readonly #raw: RawLineSplitter;
+
+	constructor(limits: LineLimits = {}) {
+		this.#raw = new RawLineSplitter(limits);
+	}
 
 	/** Feed a chunk; returns the lines it completed. */
 	*push(chunk: Uint8Array): Generator<Line> {
@@ -234,8 +369,16 @@ function lineDiagnostic(line: Line, reason: DiagnosticReason, message: string): 
  * write cut inside a multi-byte character is one too, since its text then ends in U+FFFD).
  * A line whose bytes are not valid UTF-8 is parsed from its text with U+FFFD in place of each bad sequence,
  * as pi reads it (Node's decoder gives the same text): the record is kept, with an `invalid-utf8` diagnostic.
+ * A line longer than the reader's limit (`too-long`) or nested deeper than `maxDepth` (`too-deep`, see
+ * `MAX_NESTING_DEPTH`) is skipped: no copy of it could be made or sent.
  */
-export function parseLine(line: Line): ParsedLine | undefined {
+export function parseLine(line: Line, limits: { maxDepth?: number } = {}): ParsedLine | undefined {
+	// An object, not a number: `lines.map(parseLine)` passes an index here.
+	const maxDepth = limits.maxDepth ?? MAX_NESTING_DEPTH;
+	if (line.oversized) {
+		const message = `line is longer than the limit (${line.byteLength} bytes with its terminator); skipped, left in the file`;
+		return { diagnostic: lineDiagnostic(line, "too-long", message) };
+	}
 	if (line.text.trim() === "") return undefined;
 	let value: unknown;
 	try {
@@ -252,6 +395,11 @@ export function parseLine(line: Line): ParsedLine | undefined {
 	}
 	if (typeof (value as { type?: unknown }).type !== "string") {
 		return { diagnostic: lineDiagnostic(line, "missing-type", 'record has no string "type"; skipped') };
+	}
+	// Each level takes two brackets: a shorter line cannot be too deep, and most lines are not walked.
+	if (line.text.length > 2 * maxDepth && nestsDeeperThan(value, maxDepth)) {
+		const message = `line nests deeper than ${maxDepth} levels, more than can be copied or sent; skipped, left in the file`;
+		return { diagnostic: lineDiagnostic(line, "too-deep", message) };
 	}
 	const record = value as FileEntry;
 	if (line.validUtf8) return { record };

@@ -18,6 +18,7 @@
  */
 import { isWord } from "./byte-words.ts";
 import type { SessionEntry } from "./entries.ts";
+import { MAX_NESTING_DEPTH } from "./jsonl.ts";
 import {
 	createWasmLineWalk,
 	VALUE_ESCAPED,
@@ -191,7 +192,7 @@ interface Walked {
  * Walk a line (see the module's comment) in JavaScript: `undefined` unless it is one whole JSON object;
  * otherwise its structural values.
  */
-function walk(bytes: Uint8Array): Walked | undefined {
+function walk(bytes: Uint8Array, maxDepth: number): Walked | undefined {
 	const length = bytes.length;
 	let start = 0;
 	while (isWhitespace(bytes[start])) start++;
@@ -224,6 +225,7 @@ function walk(bytes: Uint8Array): Walked | undefined {
 					else return undefined;
 					pending = undefined;
 				}
+				if (depth >= maxDepth) return undefined; // too deep to defer: a full parse reports it
 				if (depth === opened.length) opened = grown(opened);
 				opened[depth++] = byte;
 			} else if (byte === 0x7d || byte === 0x5d) {
@@ -433,19 +435,24 @@ export function lineWalkInUse(): LineWalker {
 	return wasmLineWalk() ? "wasm" : "javascript";
 }
 
-function walkLine(bytes: Uint8Array, walker: LineWalker): Walked | undefined {
-	const spans = walker === "wasm" ? wasmLineWalk()?.walk(bytes) : undefined;
+function walkLine(bytes: Uint8Array, walker: LineWalker, maxDepth: number): Walked | undefined {
+	const spans = walker === "wasm" ? wasmLineWalk()?.walk(bytes, maxDepth) : undefined;
 	if (spans === false) return undefined;
-	return spans ? walkedOfSpans(bytes, spans) : walk(bytes);
+	return spans ? walkedOfSpans(bytes, spans) : walk(bytes, maxDepth);
 }
 
 /**
  * The structure of a line worth deferring, or `undefined` when it must be read the ordinary way: it is
- * short, not one whole JSON object, not an entry, or of a kind the tree keeps whole.
+ * short, not one whole JSON object, not an entry, of a kind the tree keeps whole, or nested deeper than
+ * `maxDepth` (the ordinary read skips it as `too-deep`).
  */
-export function lineStructure(bytes: Uint8Array, walker: LineWalker = "wasm"): SessionEntry | undefined {
+export function lineStructure(
+	bytes: Uint8Array,
+	walker: LineWalker = "wasm",
+	maxDepth: number = MAX_NESTING_DEPTH,
+): SessionEntry | undefined {
 	if (bytes.length < DEFER_LINE_BYTES) return undefined;
-	const walked = walkLine(bytes, walker);
+	const walked = walkLine(bytes, walker, maxDepth);
 	if (!walked || typeof walked.top.type !== "string" || KEPT_WHOLE.has(walked.top.type)) return undefined;
 	const structure = structureOf(walked.top, walked.message);
 	if (structure) lastId = structure.id;

@@ -58,15 +58,19 @@ export interface WalkedSpans {
 
 interface WalkExports {
 	memory: WebAssembly.Memory;
-	walk(length: number): number;
+	walk(length: number, maxDepth: number): number;
 }
+
+/** The deepest nesting the module keeps track of (its bracket stack). */
+const MODULE_MAX_DEPTH = 64512;
 
 export interface WasmLineWalk {
 	/**
-	 * Walk `bytes`: the spans when it is one whole JSON object, `false` when it is not, `undefined` when
-	 * this walk cannot say (the line is too long for it, or nests too deep) and the JavaScript one must.
+	 * Walk `bytes`: the spans when it is one whole JSON object nested at most `maxDepth` levels, `false`
+	 * when it is not, `undefined` when this walk cannot say (the line is too long for it, or nests deeper
+	 * than `maxDepth` or than it keeps track of) and the JavaScript one must.
 	 */
-	walk(bytes: Uint8Array): WalkedSpans | false | undefined;
+	walk(bytes: Uint8Array, maxDepth?: number): WalkedSpans | false | undefined;
 }
 
 function decodeBase64(text: string): Uint8Array {
@@ -106,7 +110,7 @@ export function createWasmLineWalk(tables: WalkTables): WasmLineWalk | undefined
 	bytes.set(tables.between, BETWEEN);
 	let spans = viewsOf(memory, keyCount);
 	return {
-		walk(line) {
+		walk(line, maxDepth = MODULE_MAX_DEPTH) {
 			if (line.length > WASM_WALK_MAX_LINE_BYTES) return undefined;
 			const needed = INPUT + line.length + SLACK;
 			if (needed > memory.buffer.byteLength) {
@@ -119,7 +123,7 @@ export function createWasmLineWalk(tables: WalkTables): WasmLineWalk | undefined
 				spans = viewsOf(memory, keyCount);
 			}
 			bytes.set(line, INPUT);
-			const result = exports.walk(line.length);
+			const result = exports.walk(line.length, Math.min(maxDepth, MODULE_MAX_DEPTH));
 			return result === 1 ? spans : result === 0 ? false : undefined;
 		},
 	};

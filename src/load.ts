@@ -13,8 +13,9 @@ import {
 	type SessionHeader,
 } from "./entries.ts";
 import { EntryBodies } from "./entry-bodies.ts";
-import { HeaderTooLongError } from "./errors.ts";
+import { HeaderTooLongError, SessionLimitError } from "./errors.ts";
 import {
+	DEFAULT_MAX_LINE_BYTES,
 	type Diagnostic,
 	decodeLine,
 	excerptOf,
@@ -29,10 +30,10 @@ import {
 } from "./jsonl.ts";
 import { lineStructure } from "./line-structure.ts";
 import { type MigrationResult, migrateToCurrentVersion } from "./migrate.ts";
-import { io, type Task } from "./storage.ts";
+import { io, notAFileError, type Task } from "./storage.ts";
 import { type RecordLocation, SessionTree } from "./tree.ts";
 
-export { HeaderTooLongError };
+export { HeaderTooLongError, SessionLimitError };
 
 /** Bytes read per storage call when looking for a header. */
 export const READ_CHUNK_BYTES: number = 1 << 20;
@@ -66,11 +67,28 @@ export interface ReadOptions {
 	 * collecting its records: nothing of a line is kept but its entry.
 	 */
 	index?: boolean;
+	/**
+	 * The longest line read, in bytes (terminator excluded). A longer line is skipped with a `too-long`
+	 * diagnostic naming its line and byte offset, and never held in memory (only its first bytes, for the
+	 * excerpt); the rest of the file is read. Default `DEFAULT_MAX_LINE_BYTES`, V8's longest string: no
+	 * longer line could be decoded anyway. A writing open refuses to migrate a file holding such a line
+	 * (the rewrite could not carry it over): see `SessionLimitError`.
+	 */
+	maxLineBytes?: number;
+	/**
+	 * The most records (header included) a file may hold: a file with more is refused with a
+	 * `SessionLimitError` as soon as reading reaches it, before it takes the memory of all of them. No
+	 * limit by default: a session's size is its owner's to decide, and a lazy open keeps little per entry.
+	 */
+	maxEntries?: number;
 	signal?: AbortSignal;
 	/** Called after each chunk with bytes read so far and the file's size. */
 	onProgress?: (loaded: number, total: number) => void;
 	chunkBytes?: number;
 }
+
+/** The limits of a read (see `ReadOptions`), for the options of opens and forks. */
+export type ReadLimits = Pick<ReadOptions, "maxLineBytes" | "maxEntries">;
 
 /** A session file as read: its records (migrated), where each came from, and what was wrong with it. */
 export interface ReadSession {
@@ -82,8 +100,15 @@ export interface ReadSession {
 	records: FileEntry[];
 	/** Location of each record in `records`. */
 	locations: RecordLocation[];
-	/** Text of each skipped non-blank line, with the number of records that preceded it. */
-	skippedLines: { afterRecords: number; text: string }[];
+	/**
+	 * Text of each skipped non-blank line, with the number of records that preceded it. For a line over
+	 * `maxLineBytes`, `text` is only its start and `oversized` says where the whole line is.
+	 */
+	skippedLines: {
+		afterRecords: number;
+		text: string;
+		oversized?: { line: number; byteOffset: number; limit: number };
+	}[];
 	diagnostics: Diagnostic[];
 	migration: MigrationResult;
 	/** False when the last byte is not `\n` (a torn append, or a file written without one). */
@@ -141,9 +166,12 @@ export function notASessionError(path: string, line: Line | undefined): SessionF
 export function* readSessionFile(path: string, options: ReadOptions = {}): Task<ReadSession | EmptySession | null> {
 	const stat = yield* io("stat", path);
 	if (!stat) return null;
+	// A named pipe, a device or a directory is no session, and never one to write a header into.
+	if (!stat.isFile) throw notAFileError(path, stat.isDirectory ? "a directory" : undefined);
 	if (stat.size === 0) return { path, size: 0, empty: true };
 	const chunkBytes = options.chunkBytes ?? fileChunkBytes(stat.size, options.load);
-	const splitter = new RawLineSplitter();
+	const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+	const splitter = new RawLineSplitter({ maxLineBytes });
 	const records: FileEntry[] = [];
 	const locations: RecordLocation[] = [];
 	const skippedLines: ReadSession["skippedLines"] = [];
@@ -175,6 +203,9 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	};
 	const keep = (record: FileEntry, raw: RawLine): void => {
 		recordCount++;
+		if (options.maxEntries !== undefined && recordCount > options.maxEntries) {
+			throw new SessionLimitError(path, "entries", options.maxEntries, { line: raw.line, byteOffset: raw.byteOffset });
+		}
 		if (tree) {
 			location.raw = raw;
 			tree.addEntry(record as SessionEntry, location);
@@ -190,7 +221,7 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		}
 	};
 	const take = (raw: RawLine): void => {
-		const structure = bodies && lineStructure(raw.bytes);
+		const structure = bodies && !raw.oversized && lineStructure(raw.bytes);
 		if (bodies && structure) {
 			bodies.defer(structure, { offset: raw.byteOffset, length: raw.bytes.length, line: raw.line });
 			keep(structure, raw);
@@ -205,7 +236,15 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 		}
 		if (parsed.diagnostic) diagnostics.push(parsed.diagnostic);
 		if (parsed.record) keep(parsed.record, raw);
-		else {
+		else if (line.oversized) {
+			// Its text was never held: a rewrite of the file cannot carry it over (see backup.ts).
+			skippedLines.push({
+				afterRecords: recordCount,
+				text: line.text,
+				oversized: { line: line.line, byteOffset: line.byteOffset, limit: maxLineBytes },
+			});
+			firstSkipped ??= line;
+		} else {
 			skippedLines.push({ afterRecords: recordCount, text: line.text });
 			firstSkipped ??= line;
 		}

@@ -13,7 +13,7 @@
 import type { AgentMessage, SessionEntry } from "./entries.ts";
 import { SessionClosedError, SessionReadOnlyError, unencodableEntryError } from "./errors.ts";
 import { createEntryId } from "./ids.ts";
-import { type Diagnostic, encodeEntry } from "./jsonl.ts";
+import { bytesNestDeeperThan, type Diagnostic, encodeEntry, MAX_NESTING_DEPTH, nestsDeeperThan } from "./jsonl.ts";
 import {
 	assertMessageJson,
 	decodeMessage,
@@ -70,13 +70,25 @@ function writtenAtTop(value: unknown): unknown {
 	return typeof toJSON === "function" ? toJSON.call(value, "") : value;
 }
 
-/** An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle). */
+/**
+ * An appended entry's line; a `TypeError` naming the entry when it cannot be encoded (a BigInt, a cycle)
+ * or nests deeper than `MAX_NESTING_DEPTH` (a read would skip its line: it would be lost).
+ */
 function encodeAppended(entry: SessionEntry): string {
+	let line: string;
 	try {
-		return encodeEntry(entry);
+		line = encodeEntry(entry);
 	} catch (error) {
 		throw unencodableEntryError(entry.type, error);
 	}
+	if (line.length > 2 * MAX_NESTING_DEPTH && nestsDeeperThan(entry, MAX_NESTING_DEPTH)) {
+		throw unencodableEntryError(entry.type, tooDeep());
+	}
+	return line;
+}
+
+function tooDeep(): string {
+	return `it nests deeper than ${MAX_NESTING_DEPTH} levels, which a read skips (see MAX_NESTING_DEPTH)`;
 }
 
 /** A new session's file is created with the first of these (pi 1.6; pi 0.73.1 waited for an assistant message). */
@@ -191,6 +203,8 @@ export class SessionCore {
 	appendMessageJson(role: string | undefined, json: Uint8Array): string {
 		this.assertWritable();
 		assertMessageJson(json);
+		// The message is one level below the entry.
+		if (bytesNestDeeperThan(json, MAX_NESTING_DEPTH - 1)) throw unencodableEntryError("message", tooDeep());
 		const deferred = this.#deferred;
 		const message: DeferredMessage = {
 			id: createEntryId(this.#takenIds),

@@ -17,6 +17,7 @@ import {
 import type { SessionContext, SessionEntry, SessionHeader, SessionProjection, SessionTreeNode } from "./entries.ts";
 import { SessionClosedError, SessionNotFoundError, SessionReadOnlyError } from "./errors.ts";
 import { branchIntoNewFile, forkFromTask } from "./fork.ts";
+import type { ReadLimits } from "./load.ts";
 import { lockFiles, realmLockIdentity } from "./lock-files.ts";
 import { type LoadMode, newSessionCore, type OpenOptions, openSessionFile, prepareToOpen } from "./open-session.ts";
 import type { OpenReport, SessionCore } from "./session-core.ts";
@@ -158,10 +159,12 @@ export class Session {
 		sourcePath: string,
 		targetCwd: string,
 		sessionDir: string,
-		options: SessionOptions = {},
+		options: SessionOptions & ReadLimits = {},
 	): Promise<Session> {
 		const durable = (options.durability ?? "none") !== "none";
-		const core = await runTask(forkFromTask(sourcePath, targetCwd, sessionDir, { durable }), storage);
+		const { maxLineBytes, maxEntries } = options;
+		const forking = { durable, maxLineBytes, maxEntries };
+		const core = await runTask(forkFromTask(sourcePath, targetCwd, sessionDir, forking), storage);
 		core.lock = await locksOf(storage, options).acquire(core.path as string);
 		return new Session(core, storage, options);
 	}

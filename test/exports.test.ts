@@ -63,6 +63,7 @@ describe("export maps", () => {
 const PUBLIC_NAMES: Record<string, string[]> = {
 	".": [
 		"CURRENT_SESSION_VERSION",
+		"DEFAULT_MAX_LINE_BYTES",
 		"Engine",
 		"EntryNotFoundError",
 		"EntryNotLoadedError",
@@ -70,10 +71,12 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 		"InvalidContextEditError",
 		"InvalidSessionPathError",
 		"LineSplitter",
+		"MAX_NESTING_DEPTH",
 		"PathOutsideRootError",
 		"Session",
 		"SessionClosedError",
 		"SessionFormatError",
+		"SessionLimitError",
 		"SessionLockedError",
 		"SessionNotFoundError",
 		"SessionReadOnlyError",
@@ -158,6 +161,7 @@ const PUBLIC_NAMES: Record<string, string[]> = {
 		"PathOutsideRootError",
 		"SessionClosedError",
 		"SessionFormatError",
+		"SessionLimitError",
 		"SessionLockedError",
 		"SessionNotFoundError",
 		"SessionReadOnlyError",

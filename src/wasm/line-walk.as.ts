@@ -118,9 +118,11 @@ function takeScalar(slot: i32, from: usize, to: usize): void {
 
 /**
  * Walk the line of `length` bytes at INPUT: 1 when it is one whole JSON object (the slots then hold the
- * structural values), 0 when it is not, -1 when it nests deeper than this walk keeps track of.
+ * structural values), 0 when it is not, -1 when it nests deeper than `maxDepth` (at most MAX_DEPTH, what
+ * this walk keeps track of).
  */
-export function walk(length: i32): i32 {
+export function walk(length: i32, maxDepth: i32): i32 {
+	const depthLimit = maxDepth < MAX_DEPTH ? maxDepth : MAX_DEPTH;
 	const end = INPUT + <usize>length;
 	const topCount = <i32>load<u8>(KEYS);
 	const messageCount = <i32>load<u8>(KEYS + 1);
@@ -152,7 +154,7 @@ export function walk(length: i32): i32 {
 					else return 0;
 					pending = -1;
 				}
-				if (depth >= MAX_DEPTH) return -1;
+				if (depth >= depthLimit) return -1;
 				store<u8>(STACK + <usize>depth, <u8>byte);
 				depth++;
 			} else if (byte == 0x7d || byte == 0x5d) {
