@@ -4,12 +4,32 @@
  * @module
  */
 import type { DirEntry, FileStat, Storage } from "../src/storage.ts";
-import { StorageError, temporaryName } from "../src/storage.ts";
+import { notAFileError, StorageError, temporaryName } from "../src/storage.ts";
 
 export { temporaryName };
 
+/** What a `stat` tells of a file's type; the tests a file system lacks are taken as false. */
+export interface FileTypeLike {
+	isFile(): boolean;
+	isDirectory(): boolean;
+	isFIFO?(): boolean;
+	isSocket?(): boolean;
+	isCharacterDevice?(): boolean;
+	isBlockDevice?(): boolean;
+}
+
+/** What is at a path that is not a regular file, in words (for `notAFileError`). */
+export function fileTypeOf(stat: FileTypeLike): string {
+	if (stat.isDirectory()) return "a directory";
+	if (stat.isFIFO?.()) return "a named pipe (FIFO)";
+	if (stat.isSocket?.()) return "a socket";
+	if (stat.isCharacterDevice?.()) return "a character device";
+	if (stat.isBlockDevice?.()) return "a block device";
+	return "not a regular file";
+}
+
 interface FileHandleLike {
-	stat(): Promise<{ size: number }>;
+	stat(): Promise<{ size: number } & FileTypeLike>;
 	read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
 	write(buffer: Uint8Array, offset?: number, length?: number): Promise<{ bytesWritten: number }>;
 	datasync(): Promise<void>;
@@ -18,12 +38,10 @@ interface FileHandleLike {
 
 /** The part of `fs.promises` this package uses. */
 export interface FsPromisesLike {
-	open(path: string, flags: string): Promise<FileHandleLike>;
+	open(path: string, flags: string | number): Promise<FileHandleLike>;
 	rename(from: string, to: string): Promise<void>;
 	link(existing: string, newPath: string): Promise<void>;
-	stat(
-		path: string,
-	): Promise<{ size: number; mtimeMs: number; mode: number; isFile(): boolean; isDirectory(): boolean }>;
+	stat(path: string): Promise<{ size: number; mtimeMs: number; mode: number } & FileTypeLike>;
 	chmod(path: string, mode: number): Promise<void>;
 	readdir(
 		path: string,
@@ -33,12 +51,61 @@ export interface FsPromisesLike {
 	unlink(path: string): Promise<void>;
 }
 
-/** Map a Node-style error to a `StorageError` the engine understands. */
+/**
+ * Map a Node-style error to a `StorageError` the engine understands. `EISDIR` (a directory opened to be
+ * written) and `ENXIO` (a named pipe without a reader, or a socket, opened without blocking) are
+ * `not-a-file`.
+ */
 export function storageErrorOf(error: unknown, path: string): StorageError {
 	const code = (error as { code?: string }).code;
-	const kind = code === "ENOENT" ? "not-found" : code === "EEXIST" ? "exists" : "io";
 	const message = error instanceof Error ? error.message : String(error);
+	if (code === "EISDIR" || code === "ENXIO") {
+		const what = code === "EISDIR" ? "a directory" : "a named pipe (FIFO) or a socket";
+		return new StorageError("not-a-file", path, `${notAFileError(path, what).message} (${message})`, { cause: error });
+	}
+	const kind = code === "ENOENT" ? "not-found" : code === "EEXIST" ? "exists" : "io";
 	return new StorageError(kind, path, `${kind}: ${path}: ${message}`, { cause: error });
+}
+
+/** How existing files are opened: to read them, and to append to them (created if missing). */
+export interface OpenFlags {
+	read: string | number;
+	append: string | number;
+}
+
+/**
+ * Open `real` (the file system's name of the engine's `path`) and make sure it is a regular file; anything
+ * else is closed at once and refused with `not-a-file`. Opened with `flags` that do not block (see
+ * `OpenFlags`), a named pipe is only opened and closed, never read or written.
+ */
+async function openRegular(
+	fs: FsPromisesLike,
+	real: string,
+	path: string,
+	flags: string | number,
+): Promise<{ handle: FileHandleLike; size: number }> {
+	const handle = await fs.open(real, flags);
+	try {
+		const stat = await handle.stat();
+		if (!stat.isFile()) throw notAFileError(path, fileTypeOf(stat));
+		return { handle, size: stat.size };
+	} catch (error) {
+		await handle.close().catch(() => undefined);
+		throw error;
+	}
+}
+
+/** `real` is missing or a regular file; anything else there is refused with `not-a-file` (never replaced). */
+async function regularOrMissing(fs: FsPromisesLike, real: string, path: string): Promise<number | undefined> {
+	let stat: Awaited<ReturnType<FsPromisesLike["stat"]>>;
+	try {
+		stat = await fs.stat(real);
+	} catch (error) {
+		if ((error as { code?: string }).code === "ENOENT") return undefined;
+		throw error;
+	}
+	if (!stat.isFile()) throw notAFileError(path, fileTypeOf(stat));
+	return stat.mode & 0o7777;
 }
 
 const COPY_CHUNK_BYTES = 1 << 20;
@@ -106,17 +173,20 @@ class AppendHandles {
 	readonly #changing = new Map<string, Promise<void>>();
 	readonly #fs: FsPromisesLike;
 	readonly #limits: AppendHandleLimits;
+	readonly #flags: string | number;
 
-	constructor(fs: FsPromisesLike, limits: AppendHandleLimits) {
+	constructor(fs: FsPromisesLike, limits: AppendHandleLimits, flags: string | number) {
 		this.#fs = fs;
 		this.#limits = limits;
+		this.#flags = flags;
 	}
 
-	async append(path: string, data: Uint8Array, durable: boolean): Promise<void> {
-		const key = pathKey(path);
+	/** Append to `real`, the file system's name of the engine's `path`. */
+	async append(real: string, path: string, data: Uint8Array, durable: boolean): Promise<void> {
+		const key = pathKey(real);
 		const change = this.#changing.get(key);
 		if (change) await change;
-		const kept = this.#kept.get(key) ?? this.#open(path);
+		const kept = this.#kept.get(key) ?? this.#open(real, path);
 		// Most recently used last.
 		this.#kept.delete(key);
 		this.#kept.set(key, kept);
@@ -138,12 +208,12 @@ class AppendHandles {
 		this.#evict();
 	}
 
-	#open(path: string): KeptHandle {
-		const handle = this.#fs.open(path, "a");
-		const kept: KeptHandle = { handle, idle: Promise.resolve(), bytes: 0 };
-		kept.idle = handle.then(
-			async (opened) => {
-				kept.bytes = (await opened.stat()).size;
+	#open(real: string, path: string): KeptHandle {
+		const opened = openRegular(this.#fs, real, path, this.#flags);
+		const kept: KeptHandle = { handle: opened.then((file) => file.handle), idle: Promise.resolve(), bytes: 0 };
+		kept.idle = opened.then(
+			(file) => {
+				kept.bytes = file.size;
 			},
 			() => undefined,
 		);
@@ -200,6 +270,12 @@ export interface FsPromisesStorageOptions {
 	 * published with this rename, which must refuse (`EEXIST`) a name that exists.
 	 */
 	withoutHardLinks?: { renameExclusive(from: string, to: string): Promise<void> };
+	/**
+	 * The flags existing files are opened with (default `"r"` and `"a"`). Where the file system can hold
+	 * named pipes, flags with `O_NONBLOCK`: opening a pipe then never waits for its other end (the open is
+	 * followed by a check that the file is a regular one, so nothing else is ever read or written).
+	 */
+	openFlags?: OpenFlags;
 }
 
 /**
@@ -211,7 +287,10 @@ export function fsPromisesStorage(
 	resolve: (path: string) => string = (p) => p,
 	options: FsPromisesStorageOptions = {},
 ): Storage {
-	const appendHandles = options.keepAppendHandles ? new AppendHandles(fs, options.keepAppendHandles) : undefined;
+	const flags: OpenFlags = options.openFlags ?? { read: "r", append: "a" };
+	const appendHandles = options.keepAppendHandles
+		? new AppendHandles(fs, options.keepAppendHandles, flags.append)
+		: undefined;
 	const noHardLinks = options.withoutHardLinks;
 	/** Run `action`, which changes the files at `paths`, with no append handle kept open on them. */
 	const changing = <T>(paths: string[], action: () => Promise<T>): Promise<T> =>
@@ -223,13 +302,9 @@ export function fsPromisesStorage(
 			throw error instanceof StorageError ? error : storageErrorOf(error, path);
 		}
 	};
-	const writeAll = async (
-		real: string,
-		flags: string,
-		chunks: Iterable<Uint8Array>,
-		durable: boolean,
-	): Promise<void> => {
-		const handle = await fs.open(real, flags);
+	/** Write a file of our own making (`wx`: it cannot be anything but a new regular file). */
+	const writeAll = async (real: string, chunks: Iterable<Uint8Array>, durable: boolean): Promise<void> => {
+		const handle = await fs.open(real, "wx");
 		try {
 			await writeChunks(handle, chunks);
 			if (durable) await handle.datasync();
@@ -250,7 +325,7 @@ export function fsPromisesStorage(
 	};
 	/** A file's content, a chunk at a time. */
 	const copyOf = async (real: string): Promise<Uint8Array[]> => {
-		const handle = await fs.open(real, "r");
+		const handle = await fs.open(real, flags.read);
 		try {
 			const chunks: Uint8Array[] = [];
 			for (let offset = 0; ; ) {
@@ -281,10 +356,9 @@ export function fsPromisesStorage(
 	return {
 		readRange: (path, start, end) =>
 			guarded(path, async (real) => {
-				const handle = await fs.open(real, "r");
+				const { handle, size } = await openRegular(fs, real, path, flags.read);
 				try {
 					// Size the buffer by what the file holds, not by the range asked for (which may be huge).
-					const { size } = await handle.stat();
 					const buffer = new Uint8Array(Math.max(0, Math.min(end, size) - start));
 					let filled = 0;
 					while (filled < buffer.length) {
@@ -298,9 +372,16 @@ export function fsPromisesStorage(
 				}
 			}),
 		append: (path, data, durable) =>
-			guarded(path, (real) =>
-				appendHandles ? appendHandles.append(real, data, durable) : writeAll(real, "a", [data], durable),
-			),
+			guarded(path, async (real) => {
+				if (appendHandles) return appendHandles.append(real, path, data, durable);
+				const { handle } = await openRegular(fs, real, path, flags.append);
+				try {
+					await writeChunks(handle, [data]);
+					if (durable) await handle.datasync();
+				} finally {
+					await handle.close();
+				}
+			}),
 		createExclusive: (path, chunks, durable) =>
 			guarded(path, async (real) => {
 				// Written under a temporary name, then linked to its own (which fails if that exists): nobody
@@ -308,7 +389,7 @@ export function fsPromisesStorage(
 				// and removed on failure (the exclusive open makes it ours).
 				const temporary = temporaryName(real);
 				try {
-					await writeAll(temporary, "wx", chunks, durable);
+					await writeAll(temporary, chunks, durable);
 					if (noHardLinks) await noHardLinks.renameExclusive(temporary, real);
 					else if (!(await linkedOrUnsupported(temporary, real))) {
 						await writeInPlace(real, await copyOf(temporary), durable);
@@ -330,12 +411,10 @@ export function fsPromisesStorage(
 			guarded(path, async (real) => {
 				const temporary = temporaryName(real);
 				try {
-					await writeAll(temporary, "wx", chunks, true);
-					// The file keeps its permissions (a session made private stays private).
-					const mode = await fs.stat(real).then(
-						(stat) => stat.mode & 0o7777,
-						() => undefined,
-					);
+					await writeAll(temporary, chunks, true);
+					// The file keeps its permissions (a session made private stays private); what is not a
+					// regular file is never replaced.
+					const mode = await regularOrMissing(fs, real, path);
 					if (mode !== undefined) await fs.chmod(temporary, mode);
 					await changing([real], () => fs.rename(temporary, real));
 				} catch (error) {
@@ -346,7 +425,10 @@ export function fsPromisesStorage(
 		rename: (from, to) =>
 			guarded(from, (real) => {
 				const target = resolve(to);
-				return changing([real, target], () => fs.rename(real, target));
+				return changing([real, target], async () => {
+					await regularOrMissing(fs, target, to);
+					await fs.rename(real, target);
+				});
 			}),
 		stat: (path) =>
 			guarded(path, async (real): Promise<FileStat | null> => {

@@ -17,9 +17,17 @@ import { isLockHeldHere, type LockFileOptions, type LockFiles, lockFiles, lockFi
 import { isDeadThread } from "../src/lock-threads.ts";
 import { resolveAgentDir } from "../src/paths.ts";
 import type { DirEntry, FileStat, Storage, SyncStorage } from "../src/storage.ts";
-import { StorageError } from "../src/storage.ts";
+import { notAFileError, StorageError } from "../src/storage.ts";
 import type { LockIdentity, LockOwner, SyncWriterLocks } from "../src/writer-lock.ts";
-import { fsPromisesStorage, isNoDirectory, linkErrorOf, storageErrorOf, temporaryName } from "./fs-promises.ts";
+import {
+	fileTypeOf,
+	fsPromisesStorage,
+	isNoDirectory,
+	linkErrorOf,
+	type OpenFlags,
+	storageErrorOf,
+	temporaryName,
+} from "./fs-promises.ts";
 
 /**
  * When a process started (epoch ms), from Linux's /proc; undefined elsewhere. Computed the same way for
@@ -111,7 +119,42 @@ export const nodeLockIdentity: LockIdentity = {
  * const stat = await storage.stat("/tmp");
  */
 export function createNodeStorage(): Storage {
-	return fsPromisesStorage(fs.promises, (path) => resolvePath(path));
+	return fsPromisesStorage(fs.promises, (path) => resolvePath(path), { openFlags: NODE_OPEN_FLAGS });
+}
+
+/**
+ * Existing files are opened without blocking (`O_NONBLOCK`, and `O_NOCTTY`: a terminal never becomes
+ * ours), then checked to be regular files: a named pipe's open would otherwise wait for a writer forever
+ * (holding one of the I/O threads), and its read or write wait for the other end. On a regular file
+ * `O_NONBLOCK` changes nothing. Node, Bun and Deno all pass it through (checked: a FIFO opens at once for
+ * reading, and fails with `ENXIO` for writing). Where there is no `O_NONBLOCK` (Windows, which has no
+ * named pipes in its file system), the plain flags.
+ */
+const NODE_OPEN_FLAGS: OpenFlags = (() => {
+	const { O_RDONLY, O_WRONLY, O_APPEND, O_CREAT, O_NONBLOCK, O_NOCTTY } = fs.constants;
+	if (O_NONBLOCK === undefined) return { read: "r", append: "a" };
+	const extra = O_NONBLOCK | (O_NOCTTY ?? 0);
+	return { read: O_RDONLY | extra, append: O_WRONLY | O_APPEND | O_CREAT | extra };
+})();
+
+/** Open a file that should be a regular file (see `NODE_OPEN_FLAGS`); anything else is closed and refused. */
+function openRegularSync(path: string, flags: string | number): { fd: number; size: number } {
+	const fd = fs.openSync(path, flags);
+	try {
+		const stat = fs.fstatSync(fd);
+		if (!stat.isFile()) throw notAFileError(path, fileTypeOf(stat));
+		return { fd, size: stat.size };
+	} catch (error) {
+		fs.closeSync(fd);
+		throw error;
+	}
+}
+
+/** `path` is missing or a regular file (its permissions then); anything else is refused, never replaced. */
+function regularOrMissingSync(path: string): number | undefined {
+	const stat = fs.statSync(path, { throwIfNoEntry: false });
+	if (stat && !stat.isFile()) throw notAFileError(path, fileTypeOf(stat));
+	return stat && stat.mode & 0o7777;
 }
 
 /**
@@ -149,8 +192,9 @@ function writeAllTo(fd: number, chunks: Iterable<Uint8Array>, durable: boolean):
 	if (durable) fs.fdatasyncSync(fd);
 }
 
-function writeAllSync(path: string, flags: string, chunks: Iterable<Uint8Array>, durable: boolean): void {
-	const fd = fs.openSync(path, flags);
+/** Write a file of our own making (`wx`: it cannot be anything but a new regular file). */
+function writeAllSync(path: string, chunks: Iterable<Uint8Array>, durable: boolean): void {
+	const fd = fs.openSync(path, "wx");
 	try {
 		writeAllTo(fd, chunks, durable);
 	} finally {
@@ -165,7 +209,7 @@ function writeAllSync(path: string, flags: string, chunks: Iterable<Uint8Array>,
 function createExclusiveSync(path: string, chunks: Iterable<Uint8Array>, durable: boolean): void {
 	const temporary = temporaryName(path);
 	try {
-		writeAllSync(temporary, "wx", chunks, durable);
+		writeAllSync(temporary, chunks, durable);
 		if (linkedOrUnsupported(temporary, path)) return;
 		const fd = fs.openSync(path, "wx"); // from here on the file is ours: remove it if writing fails
 		try {
@@ -197,9 +241,9 @@ export function createNodeSyncStorage(): SyncStorage {
 	return {
 		readRange: (path, start, end) =>
 			guarded(path, () => {
-				const fd = fs.openSync(path, "r");
+				const { fd, size } = openRegularSync(path, NODE_OPEN_FLAGS.read);
 				try {
-					const buffer = new Uint8Array(Math.max(0, Math.min(end, fs.fstatSync(fd).size) - start));
+					const buffer = new Uint8Array(Math.max(0, Math.min(end, size) - start));
 					let filled = 0;
 					while (filled < buffer.length) {
 						const read = fs.readSync(fd, buffer, filled, buffer.length - filled, start + filled);
@@ -211,7 +255,15 @@ export function createNodeSyncStorage(): SyncStorage {
 					fs.closeSync(fd);
 				}
 			}),
-		append: (path, data, durable) => guarded(path, () => writeAllSync(path, "a", [data], durable)),
+		append: (path, data, durable) =>
+			guarded(path, () => {
+				const { fd } = openRegularSync(path, NODE_OPEN_FLAGS.append);
+				try {
+					writeAllTo(fd, [data], durable);
+				} finally {
+					fs.closeSync(fd);
+				}
+			}),
 		createExclusive: (path, chunks, durable) => guarded(path, () => createExclusiveSync(path, chunks, durable)),
 		link: (from, to) =>
 			guarded(from, () => {
@@ -225,17 +277,22 @@ export function createNodeSyncStorage(): SyncStorage {
 			guarded(path, () => {
 				const temporary = temporaryName(path);
 				try {
-					writeAllSync(temporary, "wx", chunks, true);
-					// The file keeps its permissions (a session made private stays private).
-					const mode = fs.statSync(path, { throwIfNoEntry: false })?.mode;
-					if (mode !== undefined) fs.chmodSync(temporary, mode & 0o7777);
+					writeAllSync(temporary, chunks, true);
+					// The file keeps its permissions (a session made private stays private); what is not a
+					// regular file is never replaced.
+					const mode = regularOrMissingSync(path);
+					if (mode !== undefined) fs.chmodSync(temporary, mode);
 					fs.renameSync(temporary, path);
 				} catch (error) {
 					fs.rmSync(temporary, { force: true });
 					throw error;
 				}
 			}),
-		rename: (from, to) => guarded(from, () => fs.renameSync(from, to)),
+		rename: (from, to) =>
+			guarded(from, () => {
+				regularOrMissingSync(to);
+				fs.renameSync(from, to);
+			}),
 		stat: (path) =>
 			guarded(path, (): FileStat | null => {
 				const stat = fs.statSync(path, { throwIfNoEntry: false });

@@ -145,7 +145,7 @@ export async function kindOf(dir: FileSystemDirectoryHandle, name: string): Prom
 export const existsError = (path: string): StorageError =>
 	new StorageError("exists", path, `exists: ${path}: the file already exists`);
 export const isDirectoryError = (path: string): StorageError =>
-	new StorageError("io", path, `io: ${path}: is a directory`);
+	new StorageError("not-a-file", path, `not-a-file: ${path}: is a directory`);
 
 export function isDomError(error: unknown, name: string): boolean {
 	return typeof DOMException !== "undefined" && error instanceof DOMException && error.name === name;

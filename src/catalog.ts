@@ -54,10 +54,29 @@ function cwdMatches(filter: CwdFilter | undefined, headerCwd: unknown): boolean 
 	return typeof filter === "string" ? headerCwd === filter : filter(headerCwd);
 }
 
+/**
+ * The `*.jsonl` files of `dir` that are regular files or links to one. Not only plain files: a session may
+ * be a symbolic link (reading it tells whether it is a session); an entry that is neither file nor
+ * directory is `stat`ed (which follows a link), and kept only if it is a regular file: a named pipe, a
+ * socket or a device (or a link to one, such as to `/dev/zero`) is never read.
+ */
 function* jsonlFiles(dir: string): Task<string[]> {
-	const entries = yield* io("list", dir);
-	// Not only plain files: a session may be a symbolic link (reading it tells whether it is a session).
-	return entries.filter((e) => !e.isDirectory && e.name.endsWith(".jsonl")).map((e) => joinPath(dir, e.name));
+	const files: string[] = [];
+	for (const entry of yield* io("list", dir)) {
+		if (entry.isDirectory || !entry.name.endsWith(".jsonl")) continue;
+		const path = joinPath(dir, entry.name);
+		if (entry.isFile || (yield* regularFile(path))) files.push(path);
+	}
+	return files;
+}
+
+/** Whether `path` is a regular file (following a link); false when it cannot be told. */
+function* regularFile(path: string): Task<boolean> {
+	try {
+		return (yield* io("stat", path))?.isFile === true;
+	} catch {
+		return false;
+	}
 }
 
 /** The header of a file if it is a session (reads at most 1 MiB); `null` otherwise. */
@@ -134,7 +153,7 @@ const fileDecoder = new TextDecoder();
 export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<SessionInfo | null> {
 	try {
 		const stat = yield* io("stat", path);
-		if (!stat || stat.isDirectory) return null;
+		if (!stat?.isFile) return null;
 		const bytes = yield* io("readRange", path, 0, stat.size);
 		signal?.throwIfAborted();
 		const state = emptyListingState();

@@ -5,8 +5,12 @@
  */
 import type { LockOwner } from "./writer-lock.ts";
 
-/** `unsupported`: the storage cannot do this operation at all (a file system without hard links). */
-export type StorageErrorCode = "not-found" | "exists" | "io" | "unsupported";
+/**
+ * `unsupported`: the storage cannot do this operation at all (a file system without hard links).
+ * `not-a-file`: something other than a regular file (or a link to one) is at the path: a directory, a
+ * named pipe, a socket, a device. Such a thing is never read, written or replaced.
+ */
+export type StorageErrorCode = "not-found" | "exists" | "io" | "unsupported" | "not-a-file";
 
 /** A parsed-but-rejected input: names the file (when known), line and excerpt. */
 export class SessionFormatError extends Error {

@@ -64,7 +64,7 @@ export function listingFromRow(
 	textLimit: number | undefined,
 ): FileListing | undefined {
 	const known = row?.final ?? row?.state;
-	if (!row || !known || stat.isDirectory || row.size !== stat.size || row.mtimeMs !== stat.mtimeMs) return undefined;
+	if (!row || !known || !stat.isFile || row.size !== stat.size || row.mtimeMs !== stat.mtimeMs) return undefined;
 	return textServes(known, row.textLimit, textLimit)
 		? { info: listingInfo(path, known, stat.mtimeMs, textLimit), row, mtimeMs: stat.mtimeMs }
 		: undefined;
@@ -85,7 +85,7 @@ export function* listFile(
 ): Task<FileListing> {
 	try {
 		const stat = known === undefined ? yield* io("stat", path) : known;
-		if (!stat || stat.isDirectory) return { info: null };
+		if (!stat?.isFile) return { info: null };
 		const served = listingFromRow(path, stat, row, textLimit);
 		if (served) return served;
 		const start = yield* startOf(path, stat.size, row, textLimit);

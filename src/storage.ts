@@ -32,6 +32,11 @@ export interface DirEntry {
 /**
  * The operations, with their results written as plain values. Paths are absolute, `/`-separated.
  * `durable` asks the adapter to flush to stable storage (fsync) before returning.
+ *
+ * Only regular files (or links to them) are read, written or replaced: where a directory, a named pipe,
+ * a socket or a device is, `readRange`, `append`, `replace` and `rename` (its target) fail with
+ * `not-a-file` naming the path, without waiting (a named pipe is never opened in a way that waits for its
+ * other end) and without changing what is there.
  */
 export interface StorageOps {
 	/** Bytes `[start, end)` of a file; fewer at its end. `not-found` if there is no such file. */
@@ -246,6 +251,14 @@ export function isTemporaryOf(name: string, of: string): boolean {
 	return (
 		name.length === of.length + 13 && name.startsWith(`${of}.`) && /^\.[0-9a-f]{8}\.tmp$/.test(name.slice(of.length))
 	);
+}
+
+/**
+ * The error for a path where something other than a regular file is (see `StorageErrorCode`): `what` it
+ * is, in words, when known ("a directory", "a named pipe (FIFO)").
+ */
+export function notAFileError(path: string, what = "not a regular file"): StorageError {
+	return new StorageError("not-a-file", path, `not-a-file: ${path}: ${what}; only regular files are read or written`);
 }
 
 /** True when `error` is a `StorageError` with this code. */

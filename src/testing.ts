@@ -32,6 +32,7 @@ import { readRangeTests } from "./testing/read-range.ts";
 import { removeTests } from "./testing/remove.ts";
 import { renameTests } from "./testing/rename.ts";
 import { replaceTests } from "./testing/replace.ts";
+import { specialFileTests } from "./testing/special-files.ts";
 import { statTests } from "./testing/stat.ts";
 import {
 	createSuite,
@@ -63,6 +64,7 @@ const modules: readonly ((s: Suite) => void)[] = [
 	mkdirTests,
 	removeTests,
 	lockTests,
+	specialFileTests,
 ];
 
 /**

@@ -255,7 +255,7 @@ describe("zenfs adapter specifics", () => {
 			open: async (path: string) => {
 				events.push(`open ${path}`);
 				return {
-					stat: async () => ({ size: sizes.get(path) ?? 0 }),
+					stat: async () => ({ size: sizes.get(path) ?? 0, isFile: () => true, isDirectory: () => false }),
 					read: async () => ({ bytesRead: 0 }),
 					write: async (buffer: Uint8Array, offset = 0, length = buffer.length - offset) => {
 						sizes.set(path, (sizes.get(path) ?? 0) + length);

@@ -4,10 +4,12 @@
  * ids through the listing, for files named otherwise).
  * @module
  */
-import { readdirSync, realpathSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { listAllSessions, type Storage } from "../../src/index.ts";
 import { sessionIdOfFileName } from "../../src/paths.ts";
+import { notAFileError } from "../../src/storage.ts";
+import { fileTypeOf } from "../fs-promises.ts";
 import { CliError } from "./errors.ts";
 import { isDirectory, isFile, type Places } from "./places.ts";
 
@@ -48,7 +50,12 @@ export async function findSession(name: string, placesOf: () => Places, storage:
 	// The file itself, not a link to it: a command that rewrites it (migrate, repair) must rewrite the
 	// session, not replace the link, and take the lock every other writer of that file takes.
 	if (isFile(name)) return realpathSync(name);
-	if (name.includes("/") || name.endsWith(".jsonl")) throw new CliError(`no such session file: ${resolve(name)}`);
+	if (name.includes("/") || name.endsWith(".jsonl")) {
+		// Something that is no regular file (a named pipe, a device, a directory) is never read: say what it is.
+		const there = statSync(name, { throwIfNoEntry: false });
+		if (there) throw new CliError(notAFileError(resolve(name), fileTypeOf(there)).message);
+		throw new CliError(`no such session file: ${resolve(name)}`);
+	}
 	if (name === "") throw new CliError("no session named: give a file or a session id");
 	const places = placesOf();
 	const byFileName = chooseOne(

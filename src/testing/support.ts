@@ -43,6 +43,11 @@ export interface StorageFixture {
 	lockIdentity?: LockIdentity;
 	/** Called after the test, passed or failed. */
 	cleanup?: () => Promise<void>;
+	/**
+	 * Make a named pipe (FIFO) at `path`; false when it cannot be made here. Only where the storage can
+	 * hold one (the local file system): the special-file tests check only then.
+	 */
+	makeFifo?: (path: string) => Promise<boolean>;
 }
 
 /** Called once per test. */
