@@ -131,7 +131,7 @@ describe("parseSessionText", () => {
 			0x28,
 			...encoder.encode('"}\n'),
 		]);
-		const parsed = splitAll([bytes]).map(parseLine);
+		const parsed = splitAll([bytes]).map((line) => parseLine(line));
 		expect(parsed[0]?.record).toMatchObject({ type: "session" });
 		expect(parsed[1]?.diagnostic).toMatchObject({ reason: "invalid-utf8", line: 2, byteOffset: header.length + 1 });
 	});
@@ -261,7 +261,7 @@ describe("lines that are not valid UTF-8 (read as pi 1.6 reads them)", () => {
 			0xff,
 			...encoder.encode('"}\n{"type":"custom","id":"b","parentId":"a"}\n'),
 		]);
-		const parsed = splitAll(cut(bytes, [header.length + 20, header.length + 47])).map(parseLine);
+		const parsed = splitAll(cut(bytes, [header.length + 20, header.length + 47])).map((line) => parseLine(line));
 		expect(parsed.map((p) => p?.record?.id)).toEqual(["s", "a", "b"]);
 		expect(parsed.map((p) => p?.diagnostic?.reason)).toEqual([undefined, "invalid-utf8", undefined]);
 	});
