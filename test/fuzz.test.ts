@@ -27,7 +27,8 @@
  *   give the entries the session had, the appended ones among them.
  *
  * Bounded for CI (the file runs in well under 60 s). A longer run: `FUZZ_RUNS=2000` runs that many cases
- * per property (the time bound per test is lifted), and `FUZZ_SEED=<n>` replays a seed fast-check printed:
+ * per property (the time bound per test is lifted), and `FUZZ_SEED=<n>` (with `FUZZ_PATH=<path>`) replays
+ * the seed (and shrink path) fast-check printed:
  *   FUZZ_RUNS=2000 node_modules/.bin/vitest run --project node test/fuzz.test.ts
  */
 import fc from "fast-check";
