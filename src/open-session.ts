@@ -51,8 +51,8 @@ export interface OpenOptions extends ReadOptions {
  * that died. (One stalled longer mid-line, on a slow network file system, would still be split.)
  */
 export const SETTLE_MS = 500;
-/** The most stats a settle watch makes (far more than `SETTLE_MS` takes): no clock can make it endless. */
-const MAX_SETTLE_LOOKS = 100_000;
+/** Looks in a row with the monotonic clock standing still after which a settle watch ends (a faked clock). */
+const MAX_LOOKS_WITHOUT_A_TICK = 10_000;
 
 /** What opening a file does, decided from the file as read. */
 export type OpeningPlan =
@@ -187,16 +187,21 @@ function settleOf(options: OpenOptions): number {
  * look and the repair's append, a window of one storage operation.
  */
 function* stayedUnchanged(path: string, size: number, mtimeMs: number, settleMs: number): Task<boolean> {
-	// The file's age by the wall clock (a time in the future counts as none), the watch by a monotonic one:
-	// a clock that stands still or goes back (a corrected system time, a test's fake clock) cannot keep it
-	// going, and a bound on the looks ends it even if both clocks stand still (then nothing is repaired).
+	// The file's age by the wall clock (a time in the future counts as none), the watch by a monotonic one,
+	// so a wall clock that stands still or goes back (a corrected system time, a test's fake Date) cannot
+	// keep it going. Should the monotonic clock stand still too (faked), many looks in a row without a tick
+	// and without a change end the watch as settled.
 	const wait = Math.max(0, settleMs - Math.max(0, Date.now() - mtimeMs));
 	const start = performance.now();
-	for (let looks = 1; ; looks++) {
+	let last = start;
+	for (let stillLooks = 0; ; ) {
 		const now = yield* io("stat", path);
 		if (now?.size !== size || now.mtimeMs !== mtimeMs) return false;
-		if (performance.now() - start >= wait) return true;
-		if (looks >= MAX_SETTLE_LOOKS) return false;
+		const time = performance.now();
+		if (time - start >= wait) return true;
+		stillLooks = time === last ? stillLooks + 1 : 0;
+		if (stillLooks >= MAX_LOOKS_WITHOUT_A_TICK) return true;
+		last = time;
 	}
 }
 

@@ -10,8 +10,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createNodeLocks, createNodeStorage } from "../adapters/node.ts";
+import { createNodeLocks, createNodeStorage, createNodeSyncStorage } from "../adapters/node.ts";
 import { Session } from "../src/index.ts";
+import { openSessionFile } from "../src/open-session.ts";
+import { runTaskSync } from "../src/storage.ts";
 import { pi16 } from "./support/pi16.ts";
 
 const dirs: string[] = [];
@@ -190,5 +192,33 @@ describe("a torn tail that nobody writes", () => {
 	it("a moment that is no number of milliseconds is refused", async () => {
 		const path = sessionFile(`${header}\n${FIRST}`);
 		await expect(Session.open(storage, path, { locks, settleMs: -1 })).rejects.toThrow(RangeError);
+	});
+});
+
+describe("the settle watch on a storage fast enough to look thousands of times a millisecond (the synchronous one)", () => {
+	const dir = mkdtempSync(join(tmpdir(), "torn-tail-sync-"));
+	afterAll(() => rmSync(dir, { recursive: true, force: true }));
+	const header = JSON.stringify({
+		type: "session",
+		version: 3,
+		id: "s1",
+		timestamp: new Date(0).toISOString(),
+		cwd: "/p",
+	});
+
+	it("repairs a young torn tail nobody writes once it has settled, instead of giving up by the count of looks", () => {
+		const path = join(dir, "torn.jsonl");
+		writeFileSync(path, `${header}\n{"type":"cus`);
+		const core = runTaskSync(openSessionFile(path, {}), createNodeSyncStorage());
+		expect(core.report.repairedLastLine).toBe(true);
+		expect(core.report.tornTailLeft).toBeFalsy();
+		expect(readFileSync(path, "utf8").endsWith("\n")).toBe(true);
+	});
+
+	it("gives a young empty file its header after a long settle, instead of failing as if it kept changing", () => {
+		const path = join(dir, "empty.jsonl");
+		writeFileSync(path, "");
+		const core = runTaskSync(openSessionFile(path, { settleMs: 1500 }), createNodeSyncStorage());
+		expect(core.report.wroteHeader).toBe(true);
 	});
 });
