@@ -198,13 +198,6 @@ describe("a torn tail that nobody writes", () => {
 describe("the settle watch on a storage fast enough to look thousands of times a millisecond (the synchronous one)", () => {
 	const dir = mkdtempSync(join(tmpdir(), "torn-tail-sync-"));
 	afterAll(() => rmSync(dir, { recursive: true, force: true }));
-	const header = JSON.stringify({
-		type: "session",
-		version: 3,
-		id: "s1",
-		timestamp: new Date(0).toISOString(),
-		cwd: "/p",
-	});
 
 	it("repairs a young torn tail nobody writes once it has settled, instead of giving up by the count of looks", () => {
 		const path = join(dir, "torn.jsonl");
