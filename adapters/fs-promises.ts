@@ -4,7 +4,7 @@
  * @module
  */
 import type { DirEntry, FileStat, Storage } from "../src/storage.ts";
-import { notAFileError, StorageError, temporaryName } from "../src/storage.ts";
+import { notAFileError, StorageError, sizeChangedError, temporaryName } from "../src/storage.ts";
 
 export { temporaryName };
 
@@ -67,11 +67,21 @@ export function storageErrorOf(error: unknown, path: string): StorageError {
 	return new StorageError(kind, path, `${kind}: ${path}: ${message}`, { cause: error });
 }
 
-/** How existing files are opened: to read them, and to append to them (created if missing). */
+/**
+ * How existing files are opened: to read them, to append to them (created if missing), and to append to
+ * a file that must be there already (never created: Node-style numbers without `O_CREAT`).
+ */
 export interface OpenFlags {
 	read: string | number;
 	append: string | number;
+	appendExisting: string | number;
 }
+
+/** `O_WRONLY | O_APPEND` as Linux numbers them (and ZenFS, whatever the platform). */
+const LINUX_APPEND_EXISTING = 0x401;
+
+/** The default flags: as Linux and ZenFS read them. */
+const LINUX_STYLE_FLAGS: OpenFlags = { read: "r", append: "a", appendExisting: LINUX_APPEND_EXISTING };
 
 /**
  * Open `real` (the file system's name of the engine's `path`) and make sure it is a regular file; anything
@@ -173,25 +183,28 @@ class AppendHandles {
 	readonly #changing = new Map<string, Promise<void>>();
 	readonly #fs: FsPromisesLike;
 	readonly #limits: AppendHandleLimits;
-	readonly #flags: string | number;
+	readonly #flags: OpenFlags;
 
-	constructor(fs: FsPromisesLike, limits: AppendHandleLimits, flags: string | number) {
+	constructor(fs: FsPromisesLike, limits: AppendHandleLimits, flags: OpenFlags) {
 		this.#fs = fs;
 		this.#limits = limits;
 		this.#flags = flags;
 	}
 
-	/** Append to `real`, the file system's name of the engine's `path`. */
-	async append(real: string, path: string, data: Uint8Array, durable: boolean): Promise<void> {
+	/** Append to `real`, the file system's name of the engine's `path` (`atSize`: see `StorageOps.append`). */
+	async append(real: string, path: string, data: Uint8Array, durable: boolean, atSize?: number): Promise<void> {
 		const key = pathKey(real);
 		const change = this.#changing.get(key);
 		if (change) await change;
-		const kept = this.#kept.get(key) ?? this.#open(real, path);
+		const kept =
+			this.#kept.get(key) ??
+			this.#open(real, path, atSize === undefined ? this.#flags.append : this.#flags.appendExisting);
 		// Most recently used last.
 		this.#kept.delete(key);
 		this.#kept.set(key, kept);
 		const write = kept.idle.then(async () => {
 			const handle = await kept.handle;
+			if (atSize !== undefined && kept.bytes !== atSize) throw sizeChangedError(path, atSize, kept.bytes);
 			await writeChunks(handle, [data]);
 			kept.bytes += data.length;
 			if (durable) await handle.datasync();
@@ -208,8 +221,8 @@ class AppendHandles {
 		this.#evict();
 	}
 
-	#open(real: string, path: string): KeptHandle {
-		const opened = openRegular(this.#fs, real, path, this.#flags);
+	#open(real: string, path: string, flags: string | number): KeptHandle {
+		const opened = openRegular(this.#fs, real, path, flags);
 		const kept: KeptHandle = { handle: opened.then((file) => file.handle), idle: Promise.resolve(), bytes: 0 };
 		kept.idle = opened.then(
 			(file) => {
@@ -271,7 +284,7 @@ export interface FsPromisesStorageOptions {
 	 */
 	withoutHardLinks?: { renameExclusive(from: string, to: string): Promise<void> };
 	/**
-	 * The flags existing files are opened with (default `"r"` and `"a"`). Where the file system can hold
+	 * The flags existing files are opened with (default `"r"`, `"a"` and Linux's `O_WRONLY | O_APPEND`). Where the file system can hold
 	 * named pipes, flags with `O_NONBLOCK`: opening a pipe then never waits for its other end (the open is
 	 * followed by a check that the file is a regular one, so nothing else is ever read or written).
 	 */
@@ -287,10 +300,8 @@ export function fsPromisesStorage(
 	resolve: (path: string) => string = (p) => p,
 	options: FsPromisesStorageOptions = {},
 ): Storage {
-	const flags: OpenFlags = options.openFlags ?? { read: "r", append: "a" };
-	const appendHandles = options.keepAppendHandles
-		? new AppendHandles(fs, options.keepAppendHandles, flags.append)
-		: undefined;
+	const flags: OpenFlags = options.openFlags ?? LINUX_STYLE_FLAGS;
+	const appendHandles = options.keepAppendHandles ? new AppendHandles(fs, options.keepAppendHandles, flags) : undefined;
 	const noHardLinks = options.withoutHardLinks;
 	/** Run `action`, which changes the files at `paths`, with no append handle kept open on them. */
 	const changing = <T>(paths: string[], action: () => Promise<T>): Promise<T> =>
@@ -371,11 +382,13 @@ export function fsPromisesStorage(
 					await handle.close();
 				}
 			}),
-		append: (path, data, durable) =>
+		append: (path, data, durable, atSize) =>
 			guarded(path, async (real) => {
-				if (appendHandles) return appendHandles.append(real, path, data, durable);
-				const { handle } = await openRegular(fs, real, path, flags.append);
+				if (appendHandles) return appendHandles.append(real, path, data, durable, atSize);
+				const existing = atSize !== undefined;
+				const { handle, size } = await openRegular(fs, real, path, existing ? flags.appendExisting : flags.append);
 				try {
+					if (existing && size !== atSize) throw sizeChangedError(path, atSize, size);
 					await writeChunks(handle, [data]);
 					if (durable) await handle.datasync();
 				} finally {

@@ -17,7 +17,7 @@ import { isLockHeldHere, type LockFileOptions, type LockFiles, lockFiles, lockFi
 import { isDeadThread } from "../src/lock-threads.ts";
 import { resolveAgentDir } from "../src/paths.ts";
 import type { DirEntry, FileStat, Storage, SyncStorage } from "../src/storage.ts";
-import { notAFileError, StorageError } from "../src/storage.ts";
+import { notAFileError, StorageError, sizeChangedError } from "../src/storage.ts";
 import type { LockIdentity, LockOwner, SyncWriterLocks } from "../src/writer-lock.ts";
 import {
 	fileTypeOf,
@@ -132,9 +132,13 @@ export function createNodeStorage(): Storage {
  */
 const NODE_OPEN_FLAGS: OpenFlags = (() => {
 	const { O_RDONLY, O_WRONLY, O_APPEND, O_CREAT, O_NONBLOCK, O_NOCTTY } = fs.constants;
-	if (O_NONBLOCK === undefined) return { read: "r", append: "a" };
+	if (O_NONBLOCK === undefined) return { read: "r", append: "a", appendExisting: O_WRONLY | O_APPEND };
 	const extra = O_NONBLOCK | (O_NOCTTY ?? 0);
-	return { read: O_RDONLY | extra, append: O_WRONLY | O_APPEND | O_CREAT | extra };
+	return {
+		read: O_RDONLY | extra,
+		append: O_WRONLY | O_APPEND | O_CREAT | extra,
+		appendExisting: O_WRONLY | O_APPEND | extra,
+	};
 })();
 
 /** Open a file that should be a regular file (see `NODE_OPEN_FLAGS`); anything else is closed and refused. */
@@ -255,10 +259,12 @@ export function createNodeSyncStorage(): SyncStorage {
 					fs.closeSync(fd);
 				}
 			}),
-		append: (path, data, durable) =>
+		append: (path, data, durable, atSize) =>
 			guarded(path, () => {
-				const { fd } = openRegularSync(path, NODE_OPEN_FLAGS.append);
+				const existing = atSize !== undefined;
+				const { fd, size } = openRegularSync(path, existing ? NODE_OPEN_FLAGS.appendExisting : NODE_OPEN_FLAGS.append);
 				try {
+					if (existing && size !== atSize) throw sizeChangedError(path, atSize, size);
 					writeAllTo(fd, [data], durable);
 				} finally {
 					fs.closeSync(fd);

@@ -30,7 +30,7 @@
  * @module
  */
 import { SessionLockedError } from "../src/errors.ts";
-import { type DirEntry, type FileStat, type Storage, StorageError } from "../src/storage.ts";
+import { type DirEntry, type FileStat, type Storage, StorageError, sizeChangedError } from "../src/storage.ts";
 import type { HeldLock, WriterLocks } from "../src/writer-lock.ts";
 import {
 	existsError,
@@ -145,7 +145,7 @@ class OpfsFiles {
 		const check = (path: string) => this.#check(path);
 		return {
 			readRange: (path, start, end) => this.#run(path, () => this.#readRange(path, start, end)),
-			append: (path, data, durable) => this.#append(path, data, durable),
+			append: (path, data, durable, atSize) => this.#append(path, data, durable, atSize),
 			// Flushed before it gets its name, `durable` or not: after a crash the name must not show part of a file.
 			createExclusive: (path, chunks) => this.#run(path, () => this.#createExclusive(path, chunks)),
 			replace: (path, chunks) => this.#run(path, () => this.#replace(path, chunks)),
@@ -268,13 +268,13 @@ class OpfsFiles {
 		else this.#written.set(path, at);
 	}
 
-	#append(path: string, data: Uint8Array, durable: boolean): Promise<void> {
+	#append(path: string, data: Uint8Array, durable: boolean, atSize?: number): Promise<void> {
 		try {
 			this.#check(path);
 			// A kept handle and nothing queued on the file: write now, without waiting for a turn.
 			const kept = this.#pinned.get(path)?.handle;
 			if (kept && !this.#tails.has(path)) {
-				this.#write(path, kept, data, durable);
+				this.#write(path, kept, data, durable, atSize);
 				return Promise.resolve();
 			}
 		} catch (error) {
@@ -284,14 +284,14 @@ class OpfsFiles {
 			this.#serial([path], async () => {
 				const pinned = this.#pinned.get(path);
 				if (pinned) {
-					pinned.handle ??= await this.#openForAppend(path);
-					this.#write(path, pinned.handle, data, durable);
+					pinned.handle ??= await this.#openForAppend(path, atSize === undefined);
+					this.#write(path, pinned.handle, data, durable, atSize);
 					return;
 				}
 				// Not locked here: open it for this append only, so that other contexts may open it too.
-				const handle = await this.#openForAppend(path);
+				const handle = await this.#openForAppend(path, atSize === undefined);
 				try {
-					this.#write(path, handle, data, durable);
+					this.#write(path, handle, data, durable, atSize);
 				} finally {
 					handle.close();
 				}
@@ -299,20 +299,25 @@ class OpfsFiles {
 		);
 	}
 
-	#write(path: string, handle: SyncAccessHandle, data: Uint8Array, durable: boolean): void {
-		writeAll(handle, data, handle.getSize(), path);
+	#write(path: string, handle: SyncAccessHandle, data: Uint8Array, durable: boolean, atSize?: number): void {
+		const size = handle.getSize();
+		if (atSize !== undefined && size !== atSize) throw sizeChangedError(path, atSize, size);
+		writeAll(handle, data, size, path);
 		if (durable) handle.flush();
 		this.#changed(path, Date.now());
 	}
 
-	/** A sync access handle of the file, created if missing (under its move lock, so no exclusive create is undone). */
-	async #openForAppend(path: string): Promise<SyncAccessHandle> {
+	/**
+	 * A sync access handle of the file, created if missing and `create` (under its move lock, so no exclusive
+	 * create is undone).
+	 */
+	async #openForAppend(path: string, create: boolean): Promise<SyncAccessHandle> {
 		const { dir, name } = await this.#parent(path);
 		let file: FileSystemFileHandle;
 		try {
 			file = await dir.getFileHandle(name);
 		} catch (error) {
-			if (!isDomError(error, "NotFoundError")) throw error;
+			if (!create || !isDomError(error, "NotFoundError")) throw error;
 			file = await this.#underMoveLock(path, () => dir.getFileHandle(name, { create: true }));
 		}
 		return this.#openSync(file, path, BUSY_TRIES);

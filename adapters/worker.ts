@@ -23,6 +23,7 @@ export {
 	InvalidSessionPathError,
 	PathOutsideRootError,
 	SessionClosedError,
+	SessionFileChangedError,
 	SessionFormatError,
 	SessionLimitError,
 	SessionLockedError,

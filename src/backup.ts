@@ -139,6 +139,7 @@ function* claimFreeName(base: string, claim: (candidate: string) => Task<void>):
  */
 function* copyBackup(path: string, base: string, size: number): Task<string> {
 	const temporary = `${base}.bak.${randomUuid().slice(0, 8)}.tmp`;
+	let reserving: string | undefined;
 	let reserved: string | undefined;
 	try {
 		yield* io("createExclusive", temporary, [], false);
@@ -147,12 +148,27 @@ function* copyBackup(path: string, base: string, size: number): Task<string> {
 			// The last part is flushed: the copy must be on disk before the original is rewritten.
 			yield* io("append", temporary, yield* io("readRange", path, offset, end), end === size);
 		}
-		reserved = yield* claimFreeName(base, (candidate) => io("createExclusive", candidate, [], false));
+		reserved = yield* claimFreeName(base, (candidate) => {
+			reserving = candidate;
+			return io("createExclusive", candidate, [], false);
+		});
 		yield* io("rename", temporary, reserved);
 		return reserved;
 	} catch (error) {
 		yield* removeQuietly(temporary);
 		if (reserved) yield* removeQuietly(reserved);
+		// A reservation reported failed may have been made all the same (its create done, then an error):
+		// an empty file there is that reservation, never a backup (a session file is never empty).
+		else if (reserving && !isStorageError(error, "exists")) yield* removeIfEmpty(reserving);
 		throw error;
+	}
+}
+
+/** Remove the file at `path` if it is there and empty; best effort, like `removeQuietly`. */
+function* removeIfEmpty(path: string): Task<void> {
+	try {
+		if ((yield* io("stat", path))?.size === 0) yield* io("remove", path);
+	} catch {
+		// The failure being reported is the one that matters.
 	}
 }

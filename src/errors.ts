@@ -9,8 +9,9 @@ import type { LockOwner } from "./writer-lock.ts";
  * `unsupported`: the storage cannot do this operation at all (a file system without hard links).
  * `not-a-file`: something other than a regular file (or a link to one) is at the path: a directory, a
  * named pipe, a socket, a device. Such a thing is never read, written or replaced.
+ * `changed`: an append that said how long the file must be found it another size, and wrote nothing.
  */
-export type StorageErrorCode = "not-found" | "exists" | "io" | "unsupported" | "not-a-file";
+export type StorageErrorCode = "not-found" | "exists" | "io" | "unsupported" | "not-a-file" | "changed";
 
 /** A parsed-but-rejected input: names the file (when known), line and excerpt. */
 export class SessionFormatError extends Error {
@@ -213,5 +214,35 @@ export class SessionLimitError extends Error {
 		this.max = max;
 		this.line = where.line;
 		this.byteOffset = where.byteOffset;
+	}
+}
+
+/** How a session's file was found changed under the open session. */
+export type SessionFileChange = "removed" | "truncated";
+
+/**
+ * The file of an open session was removed, or truncated or replaced by a shorter one, by another program:
+ * the session writes nothing more to it (pi would append to a new, headerless file, or after someone
+ * else's bytes). What was appended and not yet written is still in the session's tree; open the session
+ * again to go on where the file stands, or fork it to a new file to keep what the tree holds.
+ */
+export class SessionFileChangedError extends Error {
+	override name = "SessionFileChangedError";
+	readonly path: string;
+	readonly change: SessionFileChange;
+	/** Bytes the session had written the file to. */
+	readonly expectedBytes: number;
+	/** Bytes found (0 when removed). */
+	readonly foundBytes: number;
+	constructor(path: string, change: SessionFileChange, expectedBytes: number, foundBytes: number) {
+		const what =
+			change === "removed"
+				? "was removed"
+				: `was truncated or replaced by another program (it holds ${foundBytes} bytes, this session had written ${expectedBytes})`;
+		super(`${path}: the session's file ${what} while the session was open; nothing more was written to it`);
+		this.path = path;
+		this.change = change;
+		this.expectedBytes = expectedBytes;
+		this.foundBytes = foundBytes;
 	}
 }

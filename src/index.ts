@@ -13,7 +13,7 @@
  * @module
  */
 
-export type { CwdFilter, ListOptions, ListProgress, SessionInfo } from "./catalog.ts";
+export type { CwdFilter, ListOptions, ListProgress, SessionInfo, SkippedLine, SkippedLines } from "./catalog.ts";
 // Finding and listing sessions, and pi's layout on disk.
 export { findByHeaderId, findById, findMostRecentSession, listAllSessions, listSessions } from "./catalog.ts";
 export type { SessionContextSettings } from "./context.ts";
@@ -47,6 +47,7 @@ export { CURRENT_SESSION_VERSION, isSessionHeader } from "./entries.ts";
 // Entries in words, for people (a navigator, a terminal, an export).
 export { entryKind, entryPreview, messageText } from "./entry-text.ts";
 export type { ErrorData } from "./error-data.ts";
+export { type SessionFileChange, SessionFileChangedError } from "./errors.ts";
 export type { FlatTreeNode } from "./flat-tree.ts";
 export { flattenTree, unflattenTree } from "./flat-tree.ts";
 export { createSessionId } from "./ids.ts";

@@ -18,7 +18,7 @@ import { encodeEntry } from "./jsonl.ts";
 import { type EmptySession, type LoadMode, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
 import { emptyReport, type OpenReport, SessionCore } from "./session-core.ts";
-import { io, isTemporaryOf, StorageError, type Task } from "./storage.ts";
+import { io, isStorageError, isTemporaryOf, StorageError, type Task } from "./storage.ts";
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
 
 export type { LoadMode };
@@ -126,8 +126,23 @@ function* carryOut(
 ): Task<{ core: SessionCore } | { migrated?: OpenReport["migratedFrom"] }> {
 	const sessionDir = options.sessionDir ?? dirname(path);
 	const newTree = () => SessionTree.create({ cwd: options.cwd ?? "" });
-	const bind = (tree: SessionTree, fileExists: boolean, report: OpenReport, tailMayBeTorn = false) => ({
-		core: new SessionCore({ tree, cwd: options.cwd, path, sessionDir, readOnly, fileExists, report, tailMayBeTorn }),
+	const bind = (
+		tree: SessionTree,
+		fileExists: boolean,
+		report: OpenReport,
+		file?: { bytes?: number; torn?: boolean },
+	) => ({
+		core: new SessionCore({
+			tree,
+			cwd: options.cwd,
+			path,
+			sessionDir,
+			readOnly,
+			fileExists,
+			report,
+			tailMayBeTorn: file?.torn,
+			fileBytes: file?.bytes,
+		}),
 	});
 	switch (plan.action) {
 		case "refuse":
@@ -139,8 +154,9 @@ function* carryOut(
 			const now = yield* io("stat", path);
 			if (now?.size !== 0) return {};
 			if (!(yield* stayedUnchanged(path, 0, now.mtimeMs, settleOf(options)))) return {};
-			yield* io("replace", path, [encoder.encode(encodeEntry(tree.getHeader()))]);
-			return bind(tree, true, { ...emptyReport(false), wroteHeader: true });
+			const header = encoder.encode(encodeEntry(tree.getHeader()));
+			yield* io("replace", path, [header]);
+			return bind(tree, true, { ...emptyReport(false), wroteHeader: true }, { bytes: header.length });
 		}
 		default:
 			break;
@@ -159,17 +175,33 @@ function* carryOut(
 		report.migratedFrom = { version: plan.fromVersion, backupPath };
 		// Lines appended while it was being migrated are in the file now, but not in this tree.
 		if (!complete) return backupPath ? { migrated: report.migratedFrom } : {};
+		// Rewritten: its size is asked for before the first append.
+		return bind(tree, true, report);
 	} else if (plan.action === "terminate-last-line") {
-		if (yield* stayedUnchanged(path, file.size, file.mtimeMs, settleOf(options))) {
-			yield* io("append", path, encoder.encode("\n"), false);
+		// At the size it was read with: a write that began after the watch's last look is not split either.
+		if (
+			(yield* stayedUnchanged(path, file.size, file.mtimeMs, settleOf(options))) &&
+			(yield* appendedAtSize(path, encoder.encode("\n"), file.size))
+		) {
 			report.repairedLastLine = true;
-		} else {
-			// Another program is writing that line: the first append starts a line of its own if it must.
-			report.tornTailLeft = true;
-			return bind(tree, true, report, true);
+			return bind(tree, true, report, { bytes: file.size + 1 });
 		}
+		// Another program is writing that line: the first append starts a line of its own if it must.
+		report.tornTailLeft = true;
+		return bind(tree, true, report, { bytes: file.size, torn: true });
 	}
-	return bind(tree, true, report);
+	return bind(tree, true, report, { bytes: file.size });
+}
+
+/** Append `data` if the file still holds `size` bytes; false (nothing written) if it holds another number. */
+function* appendedAtSize(path: string, data: Uint8Array, size: number): Task<boolean> {
+	try {
+		yield* io("append", path, data, false, size);
+		return true;
+	} catch (error) {
+		if (isStorageError(error, "changed")) return false;
+		throw error;
+	}
 }
 
 function settleOf(options: OpenOptions): number {

@@ -6,12 +6,15 @@
  *   message (as pi 1.6), holding every entry so far; later entries are appended. A create that fails
  *   leaves no file and is tried again by the next write.
  * - After an append that failed, the next one starts on a new line if the file ends in part of a line.
+ * - Every append says how long the file must be (the size this session wrote it to): a file removed,
+ *   truncated or replaced by a shorter one under the open session is never written (`SessionFileChangedError`);
+ *   one another program appended to is appended to after its bytes, on a line of its own.
  * - Messages may arrive as the bytes of their JSON text (`appendMessageJson`, how the worker receives
  *   them): those bytes are written as they are, and the tree gets the message only when it is next read.
  * @module
  */
 import type { AgentMessage, SessionEntry } from "./entries.ts";
-import { SessionClosedError, SessionReadOnlyError, unencodableEntryError } from "./errors.ts";
+import { SessionClosedError, SessionFileChangedError, SessionReadOnlyError, unencodableEntryError } from "./errors.ts";
 import { createEntryId } from "./ids.ts";
 import { bytesNestDeeperThan, type Diagnostic, encodeEntry, MAX_NESTING_DEPTH, nestsDeeperThan } from "./jsonl.ts";
 import {
@@ -62,6 +65,8 @@ export interface CoreFields {
 	report: OpenReport;
 	/** The file may end in part of a line (a torn tail left alone): checked before the first append. */
 	tailMayBeTorn?: boolean;
+	/** The file's size, when known (when not, the first append asks the storage). */
+	fileBytes?: number;
 }
 
 /** What `JSON.stringify` writes for a value at the top: the result of its `toJSON`, if it has one. */
@@ -97,6 +102,17 @@ function isConversationRole(role: unknown): boolean {
 }
 
 /** A message appended as JSON bytes, not in the tree yet. */
+/** An append that finds the file grown is tried again at its new size this often before it gives up. */
+const MAX_APPEND_ATTEMPTS = 4;
+
+/** The chunks, each told to `count` (its length) as it passes. */
+function* counted(chunks: Iterable<Uint8Array>, count: (bytes: number) => void): Iterable<Uint8Array> {
+	for (const chunk of chunks) {
+		count(chunk.length);
+		yield chunk;
+	}
+}
+
 interface DeferredMessage extends EncodedLine {
 	role: string | undefined;
 }
@@ -115,6 +131,8 @@ export class SessionCore {
 	readonly report: OpenReport;
 	/** Whether the file exists with every entry up to `persisted`. */
 	#fileExists: boolean;
+	/** The file's size as this session last wrote or saw it; undefined until known. */
+	#fileBytes: number | undefined;
 	/** Entries already in the file (the tree's first ones, then the deferred messages). */
 	#persisted: number;
 	/** Entries already scanned for a user or assistant message, and whether one was seen. */
@@ -143,6 +161,7 @@ export class SessionCore {
 		this.#persisted = fields.fileExists ? fields.tree.size : 0;
 		this.report = fields.report;
 		this.#appendMayHaveTorn = fields.tailMayBeTorn ?? false;
+		this.#fileBytes = fields.fileBytes;
 		// Encode each entry as it is appended: one that cannot be written is refused then, alone, instead
 		// of failing the write it would join (which would stop the session). What is written is then the
 		// entry as it was appended, even if the caller changes its objects later.
@@ -265,8 +284,14 @@ export class SessionCore {
 			const loaded = bodies && (yield* bodies.load(this.#tree.structureBetween(0, Math.min(upTo, this.#tree.size))));
 			const build = () => [encodeEntry(this.#tree.getHeader()), ...this.#linesBetween(0, upTo)];
 			const lines = bodies && loaded ? bodies.withLoaded(loaded, build) : build();
+			let bytes = 0;
 			try {
-				yield* io("createExclusive", this.path as string, encodeChunks(lines), durable);
+				yield* io(
+					"createExclusive",
+					this.path as string,
+					counted(encodeChunks(lines), (n) => (bytes += n)),
+					durable,
+				);
 			} catch (error) {
 				// A create leaves the whole file or none: unless the name is taken, the next write can try again.
 				this.#createFailed = !isStorageError(error, "exists");
@@ -274,19 +299,11 @@ export class SessionCore {
 			}
 			this.#createFailed = false;
 			this.#fileExists = true;
+			this.#fileBytes = bytes;
 			// From now on it holds them whole: it must not depend on the old file, which may go.
 			if (loaded) this.#tree.adoptWhole(loaded);
 		} else {
-			const lines = encodeLines(this.#linesBetween(this.#persisted, upTo));
-			const data = this.#appendMayHaveTorn ? yield* this.#afterTornTail(lines) : lines;
-			try {
-				yield* io("append", this.path as string, data, durable);
-			} catch (error) {
-				// Part of the data may be in the file: the next append must not fuse onto a half line.
-				this.#appendMayHaveTorn = true;
-				throw error;
-			}
-			this.#appendMayHaveTorn = false;
+			yield* this.#appendToFile(encodeLines(this.#linesBetween(this.#persisted, upTo)), durable);
 		}
 		this.#unwritten = this.#unwritten.slice(upTo - this.#persisted);
 		this.#persisted = upTo;
@@ -307,11 +324,51 @@ export class SessionCore {
 		return this.#sawConversation;
 	}
 
+	/**
+	 * Append `lines` to the existing file at the size this session knows it to be. Grown meanwhile (another
+	 * program appended, pi takes no lock): after its bytes, on a new line. Removed or shorter: refused.
+	 */
+	*#appendToFile(lines: Uint8Array, durable: boolean): Task<void> {
+		const path = this.path as string;
+		let measure = this.#fileBytes === undefined || this.#appendMayHaveTorn;
+		for (let attempt = 1; ; attempt++) {
+			if (measure) yield* this.#learnSize();
+			const size = this.#fileBytes as number;
+			const data = this.#appendMayHaveTorn ? yield* this.#afterTornTail(lines, size) : lines;
+			try {
+				yield* io("append", path, data, durable, size);
+			} catch (error) {
+				if (isStorageError(error, "changed") && attempt < MAX_APPEND_ATTEMPTS) {
+					measure = true;
+					continue;
+				}
+				if (isStorageError(error, "not-found")) throw new SessionFileChangedError(path, "removed", size, 0);
+				// Part of the data may be in the file: the next append must not fuse onto a half line.
+				this.#appendMayHaveTorn = true;
+				throw error;
+			}
+			this.#appendMayHaveTorn = false;
+			this.#fileBytes = size + data.length;
+			return;
+		}
+	}
+
+	/** Ask the storage how long the file is now: never shorter than this session wrote it. */
+	*#learnSize(): Task<void> {
+		const path = this.path as string;
+		const stat = yield* io("stat", path);
+		const known = this.#fileBytes ?? 0;
+		if (!stat) throw new SessionFileChangedError(path, "removed", known, 0);
+		if (stat.size < known) throw new SessionFileChangedError(path, "truncated", known, stat.size);
+		// It grew, or was never measured: whoever wrote last may have left part of a line.
+		if (stat.size !== this.#fileBytes) this.#appendMayHaveTorn = true;
+		this.#fileBytes = stat.size;
+	}
+
 	/** `data` after a line feed when the file's last byte is not one (an earlier append was cut short). */
-	*#afterTornTail(data: Uint8Array): Task<Uint8Array> {
-		const stat = yield* io("stat", this.path as string);
-		if (!stat || stat.size === 0) return data;
-		const last = yield* io("readRange", this.path as string, stat.size - 1, stat.size);
+	*#afterTornTail(data: Uint8Array, size: number): Task<Uint8Array> {
+		if (size === 0) return data;
+		const last = yield* io("readRange", this.path as string, size - 1, size);
 		if (last[0] === 0x0a) return data;
 		const terminated = new Uint8Array(data.length + 1);
 		terminated[0] = 0x0a;

@@ -41,8 +41,13 @@ export interface DirEntry {
 export interface StorageOps {
 	/** Bytes `[start, end)` of a file; fewer at its end. `not-found` if there is no such file. */
 	readRange(path: string, start: number, end: number): Uint8Array;
-	/** Append to a file, creating it if needed. */
-	append(path: string, data: Uint8Array, durable: boolean): void;
+	/**
+	 * Append to a file, creating it if needed. With `atSize`, the file must exist and hold exactly that many
+	 * bytes: a missing file is `not-found` (and is not created), one of another size `changed`; either way
+	 * nothing is written. A session passes the size it wrote the file to, so that it notices a file removed,
+	 * truncated or appended to by someone else, instead of writing into a new or a foreign one.
+	 */
+	append(path: string, data: Uint8Array, durable: boolean, atSize?: number): void;
 	/**
 	 * Create a file that must not exist yet (`exists` otherwise), with the given chunks as content. Chunks
 	 * may be produced as they are asked for (a rewrite of a large file is encoded while it is written):
@@ -259,6 +264,11 @@ export function isTemporaryOf(name: string, of: string): boolean {
  */
 export function notAFileError(path: string, what = "not a regular file"): StorageError {
 	return new StorageError("not-a-file", path, `not-a-file: ${path}: ${what}; only regular files are read or written`);
+}
+
+/** The error of an append whose file was not `expected` bytes long, as it said it must be (see `append`). */
+export function sizeChangedError(path: string, expected: number, found: number): StorageError {
+	return new StorageError("changed", path, `changed: ${path}: holds ${found} bytes, not the ${expected} expected`);
 }
 
 /** True when `error` is a `StorageError` with this code. */

@@ -88,9 +88,9 @@ function recording(storage: Storage): { storage: Storage; writes: { op: string; 
 		writes,
 		storage: {
 			...storage,
-			append: async (path, data, durable) => {
+			append: async (path, data, durable, atSize) => {
 				if (path.endsWith(".jsonl")) writes.push({ op: "append", durable, bytes: data.length });
-				return storage.append(path, data, durable);
+				return storage.append(path, data, durable, atSize);
 			},
 			createExclusive: async (path, chunks, durable) => {
 				const all = [...chunks]; // produced lazily: read them once, then pass them on
@@ -180,9 +180,9 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		let failAppends = false;
 		const storage: Storage = {
 			...base,
-			append: async (path, data, durable) => {
+			append: async (path, data, durable, atSize) => {
 				if (failAppends && path.endsWith(".jsonl")) throw new StorageError("io", path, "io: no space left");
-				return base.append(path, data, durable);
+				return base.append(path, data, durable, atSize);
 			},
 		};
 		const engine = new Engine({ storage, agentDir: `${root}/agent` });
@@ -290,9 +290,9 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 			link: async (from) => {
 				throw new StorageError("unsupported", from, "unsupported: no hard links");
 			},
-			append: async (target, data, durable) => {
+			append: async (target, data, durable, atSize) => {
 				if (target.includes(".bak.")) throw new StorageError("io", target, "io: no space left");
-				return base.append(target, data, durable);
+				return base.append(target, data, durable, atSize);
 			},
 		};
 		await expect(Session.open(storage, path)).rejects.toBeInstanceOf(StorageError);
@@ -643,12 +643,12 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 		let failNext = false;
 		const storage: Storage = {
 			...base,
-			append: async (path, data, durable) => {
+			append: async (path, data, durable, atSize) => {
 				if (failNext && path.endsWith(".jsonl")) {
 					failNext = false;
 					throw new StorageError("io", path, "io: injected");
 				}
-				return base.append(path, data, durable);
+				return base.append(path, data, durable, atSize);
 			},
 		};
 		const session = await Session.create(storage, { cwd: "/p", sessionDir: root });

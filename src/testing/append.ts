@@ -1,6 +1,6 @@
 /**
- * `append(path, data, durable)`: creating, ordering, appending after the file changed under its name,
- * many files and many appends.
+ * `append(path, data, durable, atSize?)`: creating, ordering, appending after the file changed under its
+ * name, many files and many appends, and appends that must find the file at a given size.
  * @module
  */
 import { bytes, concat, pattern, type Suite } from "./support.ts";
@@ -79,6 +79,40 @@ export function appendTests(s: Suite): void {
 		});
 		test("appending in a missing directory fails with not-found", async (c) => {
 			await expectStorageError(c.storage.append(c.at("no-dir", "f"), bytes("x"), false), "not-found");
+		});
+		test("with atSize, appends only to a file of exactly that size; another size is changed, nothing written", async (c) => {
+			const f = c.at("f");
+			await c.storage.createExclusive(f, [bytes("ab")], false);
+			await c.storage.append(f, bytes("c"), false, 2);
+			await c.storage.append(f, bytes("d"), true, 3);
+			expect(await readText(c, f)).toBe("abcd");
+			await expectStorageError(c.storage.append(f, bytes("x"), false, 3), "changed", f);
+			await expectStorageError(c.storage.append(f, bytes("x"), true, 5), "changed", f);
+			await expectStorageError(c.storage.append(f, bytes("x"), false, 0), "changed", f);
+			expect(await readText(c, f)).toBe("abcd");
+			await c.storage.append(f, new Uint8Array(0), false, 4);
+			await c.storage.append(f, bytes("e"), false, 4);
+			expect(await readText(c, f)).toBe("abcde");
+		});
+		test("with atSize, a missing file is not-found and is not created", async (c) => {
+			const f = c.at("f");
+			await expectStorageError(c.storage.append(f, bytes("x"), false, 0), "not-found", f);
+			await expectStorageError(c.storage.append(f, bytes("x"), true, 3), "not-found", f);
+			expect(await c.storage.stat(f)).toBeNull();
+			await c.storage.createExclusive(f, [bytes("ab")], false);
+			await c.storage.append(f, bytes("c"), false, 2);
+			await c.storage.remove(f);
+			await expectStorageError(c.storage.append(f, bytes("x"), false, 3), "not-found", f);
+			expect(await c.storage.stat(f)).toBeNull();
+		});
+		test("with atSize, a file replaced under its name is measured anew", async (c) => {
+			const f = c.at("f");
+			await c.storage.createExclusive(f, [bytes("abc")], false);
+			await c.storage.append(f, bytes("d"), false, 3);
+			await c.storage.replace(f, [bytes("R")]);
+			await expectStorageError(c.storage.append(f, bytes("x"), false, 4), "changed", f);
+			await c.storage.append(f, bytes("s"), false, 1);
+			expect(await readText(c, f)).toBe("Rs");
 		});
 	});
 }

@@ -133,7 +133,7 @@ export function byName(entries: readonly DirEntry[]): DirEntry[] {
 function storageOverSync(sync: SyncStorage): Storage {
 	return {
 		readRange: async (path, start, end) => runTaskSync(io("readRange", path, start, end), sync),
-		append: async (path, data, durable) => runTaskSync(io("append", path, data, durable), sync),
+		append: async (path, data, durable, atSize) => runTaskSync(io("append", path, data, durable, atSize), sync),
 		createExclusive: async (path, chunks, durable) => runTaskSync(io("createExclusive", path, chunks, durable), sync),
 		replace: async (path, chunks) => runTaskSync(io("replace", path, chunks), sync),
 		rename: async (from, to) => runTaskSync(io("rename", from, to), sync),

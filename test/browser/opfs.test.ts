@@ -40,7 +40,7 @@ function forwarded(remote: Comlink.Remote<StorageWorkerApi>, id: number): Storag
 		remote.call(id, op, args) as Promise<ReturnType<StorageOps[K]>>;
 	return {
 		readRange: (path, start, end) => call("readRange", path, start, end),
-		append: (path, data, durable) => call("append", path, data, durable),
+		append: (path, data, durable, atSize) => call("append", path, data, durable, atSize),
 		createExclusive: async (path, chunks, durable) => call("createExclusive", path, Array.from(chunks), durable),
 		replace: async (path, chunks) => call("replace", path, Array.from(chunks)),
 		rename: (from, to) => call("rename", from, to),
