@@ -38,8 +38,8 @@ export class SessionReadOnlyError extends Error {
 export class SessionNotFoundError extends Error {
 	override name = "SessionNotFoundError";
 	readonly path: string;
-	constructor(path: string) {
-		super(`${path}: no such session file (to start a new session at this path, open it with create: true)`);
+	constructor(path: string, message?: string) {
+		super(message ?? `${path}: no such session file (to start a new session at this path, open it with create: true)`);
 		this.path = path;
 	}
 }

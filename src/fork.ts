@@ -3,6 +3,7 @@
  * `createBranchedSession` (one branch of this session, continued in a new file).
  * @module
  */
+import { SessionFormatError, SessionNotFoundError } from "./errors.ts";
 import { encodeEntry } from "./jsonl.ts";
 import { encodeChunks } from "./line-bytes.ts";
 import { type ReadOptions, readSessionFile } from "./load.ts";
@@ -25,8 +26,10 @@ export function* forkFromTask(
 ): Task<SessionCore> {
 	if (options.id !== undefined) validateSessionId(options.id);
 	const source = yield* readSessionFile(sourcePath, options);
-	if (!source || "empty" in source) {
-		throw new Error(`Cannot fork: source session file is empty or missing: ${sourcePath}`);
+	if (!source) throw new SessionNotFoundError(sourcePath, `${sourcePath}: cannot fork: no such session file`);
+	if ("empty" in source) {
+		const where = { file: sourcePath, line: 1, byteOffset: 0, excerpt: "" };
+		throw new SessionFormatError("cannot fork: the session file is empty", where);
 	}
 	const tree = SessionTree.create({ cwd: targetCwd, parentSession: sourcePath, id: options.id });
 	const path = joinPath(sessionDir, sessionFileName(tree.getHeader().timestamp, tree.getSessionId()));

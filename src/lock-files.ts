@@ -186,7 +186,7 @@ export function* acquireLock(path: string, identity: LockIdentity, options: Lock
 		if (current !== "unreadable" && identity.isLockOwnerAlive(current)) {
 			const expired = yield* expiredLock(path, lockPath, current, identity, options.staleAfterMs);
 			if (!expired) throw lockedBy(path, current, identity);
-			if (yield* removeStaleLock(path, lockPath, current, content)) {
+			if (yield* removeStaleLock(path, lockPath, current, owner, identity)) {
 				broke = expired;
 				announce(expired, options.onBreak);
 			}
@@ -194,7 +194,7 @@ export function* acquireLock(path: string, identity: LockIdentity, options: Lock
 		}
 		// An unreadable lock file may be one that is being written right now.
 		if (current === "unreadable" && (yield* isYoung(lockPath))) throw new SessionLockedError(path, undefined);
-		yield* removeStaleLock(path, lockPath, current, content);
+		yield* removeStaleLock(path, lockPath, current, owner, identity);
 	}
 	throw new SessionLockedError(path, undefined);
 }
@@ -298,8 +298,9 @@ export function* breakLock(
 		throw new SessionLockedError(path, status.owner, advice, status.holder);
 	}
 	const judged: LockOwner | "unreadable" = status.owner ?? "unreadable";
-	const guardContent = encoder.encode(`${JSON.stringify(identity.lockOwner())}\n`);
-	if (!(yield* removeStaleLock(path, status.lockPath, judged, guardContent))) return { status, removed: false };
+	if (!(yield* removeStaleLock(path, status.lockPath, judged, identity.lockOwner(), identity))) {
+		return { status, removed: false };
+	}
 	if (status.breakable) return { status, removed: true };
 	const alive = status.state === "alive" ? ", which is running" : ", which may still be running";
 	const broken: BrokenLock = {
@@ -317,36 +318,56 @@ export function* breakLock(
 }
 
 /**
- * Remove the lock file if it still is the stale one judged, holding `<lock>.takeover` while doing so; true
- * when this call removed it.
+ * Remove the lock file if it still is the stale one judged, holding `<lock>.takeover` (naming `taker`, held
+ * in this realm meanwhile) while doing so; true when this call removed it.
  */
 function* removeStaleLock(
 	path: string,
 	lockPath: string,
 	stale: LockOwner | "unreadable",
-	guardContent: Uint8Array,
+	taker: LockOwner,
+	identity: LockIdentity,
 ): Task<boolean> {
 	const guard = `${lockPath}.takeover`;
+	heldHere.add(taker.token);
 	try {
-		yield* io("createExclusive", guard, [guardContent], false);
-	} catch (error) {
-		if (!isStorageError(error, "exists")) throw error;
-		// Another taker is at work; only a guard left behind by a crashed taker is cleared (one that is gone
-		// by now was another taker's, done: nothing to clear, and its successor's must not be removed).
-		const stat = yield* io("stat", guard);
-		if (!stat) return false;
-		if (Date.now() - stat.mtimeMs < UNREADABLE_LOCK_GRACE_MS) throw new SessionLockedError(path, undefined);
-		yield* io("remove", guard);
-		return false;
-	}
-	try {
-		const now = yield* readLock(lockPath);
-		if (now === null || !sameLock(now, stale)) return false;
-		yield* io("remove", lockPath);
-		return true;
+		try {
+			yield* io("createExclusive", guard, [encoder.encode(`${JSON.stringify(taker)}\n`)], false);
+		} catch (error) {
+			if (!isStorageError(error, "exists")) throw error;
+			// Another taker is at work; only a guard of a taker that is gone is cleared (one that is gone by
+			// now was another taker's, done: nothing to clear, and its successor's must not be removed).
+			if (!(yield* isAbandonedGuard(guard, identity))) throw new SessionLockedError(path, undefined);
+			yield* io("remove", guard);
+			return false;
+		}
+		try {
+			const now = yield* readLock(lockPath);
+			if (now === null || !sameLock(now, stale)) return false;
+			yield* io("remove", lockPath);
+			return true;
+		} finally {
+			yield* io("remove", guard);
+		}
 	} finally {
-		yield* io("remove", guard);
+		heldHere.delete(taker.token);
 	}
+}
+
+/**
+ * Whether a takeover guard was left behind: its taker is known to be gone (a crashed process, or this
+ * realm's own guard whose removal failed), or, where that cannot be told, it is older than a moment.
+ */
+function* isAbandonedGuard(guard: string, identity: LockIdentity): Task<boolean> {
+	let taker: LockOwner | "unreadable" | null;
+	try {
+		taker = yield* readLock(guard);
+	} catch {
+		return false; // not readable now (being removed, say): it is not known to be left behind
+	}
+	if (taker === null) return false;
+	if (taker !== "unreadable" && !cannotTell(taker, identity) && !identity.isLockOwnerAlive(taker)) return true;
+	return !(yield* isYoung(guard));
 }
 
 /** Release a lock taken by `acquireLock`; a lock file that is no longer ours is left alone. */

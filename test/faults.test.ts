@@ -501,6 +501,33 @@ describe.each(bases)("faults on %s storage", (_name, setup) => {
 		});
 	});
 
+	it("a takeover guard left behind by a failed takeover does not block the next one", async () => {
+		const { storage: base, root } = await setup();
+		const { path, ids } = await sessionOnDisk(base, root);
+		const lock = `${path}.lock`;
+		// A holder whose release fails: its lock stays, stale (its token is no longer held).
+		const leaving = faultyStorage(
+			base,
+			failNth((call) => call.op === "remove" && call.path === lock, 0, { kind: "fail" }),
+		);
+		const holder = await Session.open(leaving.storage, path);
+		await typedRejection(holder.close());
+		expect(await base.stat(lock)).not.toBeNull();
+		// A taker whose guard is made but reported failed: the guard stays too.
+		const guard = `${lock}.takeover`;
+		const taking = faultyStorage(
+			base,
+			failNth((call) => call.op === "createExclusive" && call.path === guard, 0, { kind: "after" }),
+		);
+		await typedRejection(Session.open(taking.storage, path));
+		expect(await base.stat(guard)).not.toBeNull();
+		// The next taker, at once (not only once the guard is old), clears both and takes the lock.
+		const next = await Session.open(base, path);
+		await next.close();
+		expect(await namesBeside(base, path)).toEqual([path.slice(path.lastIndexOf("/") + 1)]);
+		expect(await idsOnDisk(base, path)).toEqual(ids);
+	});
+
 	it("the lock file removed under its holder: both writers go on, nothing acknowledged is lost, neither removes the other's lock", async () => {
 		const { storage, root } = await setup();
 		const { path, ids } = await sessionOnDisk(storage, root);
