@@ -5,14 +5,38 @@
  * @module
  */
 import type { SessionHeader } from "./entries.ts";
+import { DEFAULT_MAX_LINE_BYTES } from "./jsonl.ts";
 import { type CatalogRow, loadCatalog, saveCatalog } from "./listing-catalog.ts";
 import { listFile, listingFromRow } from "./listing-file.ts";
-import { emptyListingState, foldValue, listingInfo, type SessionInfo } from "./listing-summary.ts";
+import {
+	emptyListingState,
+	foldValue,
+	isTooDeep,
+	listingInfo,
+	type SessionInfo,
+	type SkippedLine,
+} from "./listing-summary.ts";
 import { HeaderTooLongError, readSessionFile, readSessionHeader } from "./load.ts";
 import { joinPath, sessionIdOfFileName, validateSessionId } from "./paths.ts";
 import { type FileStat, io, runTask, type Storage, type Task } from "./storage.ts";
 
-export type { SessionInfo };
+export type { SessionInfo, SkippedLine };
+
+/** The lines a listing skipped in one file for a limit (`ListOptions.onSkippedLines`). */
+export interface SkippedLines {
+	path: string;
+	/**
+	 * Whether the file is listed (with everything but these lines). False when it is no session without
+	 * them: its header was one of them, as a read would find too.
+	 */
+	listed: boolean;
+	/** The first of them (at most 16), in file order. */
+	lines: SkippedLine[];
+	/** How many in all. */
+	count: number;
+	/** The listing's `maxLineBytes`. */
+	maxLineBytes: number;
+}
 
 /**
  * `(loaded, total, sessions?)` as listing proceeds. `sessions`, when given, are the sessions found so far,
@@ -44,6 +68,18 @@ export interface ListOptions {
 	 * ordered, as pi 1.6's `list` filters by working directory before it sorts.
 	 */
 	filter?: (session: SessionInfo) => boolean;
+	/**
+	 * The longest line read, in bytes (its line end not counted): default `DEFAULT_MAX_LINE_BYTES`, as
+	 * reads (`ReadOptions.maxLineBytes`). A longer line is skipped as reads skip it (it neither counts nor
+	 * adds text, a name or a time) and never held in memory; the session is listed with the rest. So is a
+	 * line nested deeper than `MAX_NESTING_DEPTH`. A catalog row serves only a listing of the same limit.
+	 */
+	maxLineBytes?: number;
+	/**
+	 * Told, once per file and listing, of the lines skipped for a limit (also when a catalog row serves the
+	 * file): those of the sessions listed (the filter's), and of files that are no session without them.
+	 */
+	onSkippedLines?: (skipped: SkippedLines) => void;
 }
 
 /** Which header working directories a search accepts: one exactly, or those a predicate accepts. */
@@ -143,14 +179,19 @@ export function* findByHeaderId(dir: string, id: string, cwd?: CwdFilter): Task<
 
 /** Decodes a whole file as our reads do: a BOM at its start dropped, bad UTF-8 as U+FFFD. */
 const fileDecoder = new TextDecoder();
+const lineEncoder = new TextEncoder();
 
 /**
  * The `SessionInfo` of one file by the listing's rules, the plain way: the whole file read and decoded,
  * split into lines as our reads split them (at line feeds, a carriage return before one dropped), every
- * line parsed; `null` when it is no session or cannot be read. Listings read less (listing-scan.ts) and
- * must agree with it.
+ * line parsed but those reads skip (longer than `maxLineBytes`, nested too deep); `null` when it is no
+ * session or cannot be read. Listings read less (listing-scan.ts) and must agree with it.
  */
-export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<SessionInfo | null> {
+export function* sessionInfoTask(
+	path: string,
+	signal?: AbortSignal,
+	maxLineBytes: number = DEFAULT_MAX_LINE_BYTES,
+): Task<SessionInfo | null> {
 	try {
 		const stat = yield* io("stat", path);
 		if (!stat?.isFile) return null;
@@ -158,13 +199,15 @@ export function* sessionInfoTask(path: string, signal?: AbortSignal): Task<Sessi
 		signal?.throwIfAborted();
 		const state = emptyListingState();
 		for (const line of fileDecoder.decode(bytes).split(/\r?\n/)) {
+			// A character takes at most three bytes: only a line that may be too long is encoded to tell.
+			if (line.length * 3 > maxLineBytes && lineEncoder.encode(line).length > maxLineBytes) continue;
 			let value: unknown;
 			try {
 				value = JSON.parse(line);
 			} catch {
 				continue;
 			}
-			foldValue(state, value, undefined);
+			if (!isTooDeep(value, line.length)) foldValue(state, value, undefined);
 		}
 		return listingInfo(path, state, stat.mtimeMs, undefined);
 	} catch (error) {
@@ -219,6 +262,12 @@ function textLimitOf(limit: number | undefined): number | undefined {
 	return Math.max(0, Math.floor(limit));
 }
 
+/** A line limit as given: a whole number of bytes (a catalog row keeps it), the default when none. */
+function lineLimitOf(limit: number | undefined): number {
+	if (limit === undefined || Number.isNaN(limit)) return DEFAULT_MAX_LINE_BYTES;
+	return Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.floor(limit)));
+}
+
 async function listFiles(
 	storage: Storage,
 	files: string[],
@@ -229,6 +278,7 @@ async function listFiles(
 	options.signal?.throwIfAborted();
 	const publishEvery = Math.max(1, Math.floor(options.publishEvery ?? 10) || 10);
 	const textLimit = textLimitOf(options.allMessagesTextLimit);
+	const maxLineBytes = lineLimitOf(options.maxLineBytes);
 	// With a catalog most files need only their `stat`: they are all taken (many at once) while the catalog
 	// is read, and only the files whose rows do not serve are read (`concurrency` at once).
 	const [catalog, stats] = options.catalog
@@ -247,9 +297,9 @@ async function listFiles(
 		options.signal?.throwIfAborted();
 		const previous = catalog?.rows.get(path);
 		const stat: FileStat | null | undefined = stats?.[index];
-		let listing = stat ? listingFromRow(path, stat, previous, textLimit) : undefined;
+		let listing = stat ? listingFromRow(path, stat, previous, textLimit, maxLineBytes) : undefined;
 		listing ??= await runTask(
-			listFile(path, previous, textLimit, options.signal, stat, catalog !== undefined),
+			listFile(path, previous, textLimit, options.signal, stat, catalog !== undefined, maxLineBytes),
 			storage,
 		);
 		const { row } = listing;
@@ -258,6 +308,11 @@ async function listFiles(
 		loaded++;
 		const info = listing.info && (options.filter?.(listing.info) ?? true) ? listing.info : null;
 		if (info) found.push(info);
+		// A session the filter leaves out is not reported; a file that is no session may be one of its.
+		if (listing.skipped && options.onSkippedLines && (info || !listing.info)) {
+			const { lines, count } = listing.skipped;
+			options.onSkippedLines({ path, listed: info !== null, lines, count, maxLineBytes });
+		}
 		if (options.onProgress) {
 			const publish = loaded === 1 || loaded % publishEvery === 0 || loaded === files.length;
 			options.onProgress(loaded, files.length, publish ? newestFirst([...found]) : undefined);

@@ -55,7 +55,9 @@ export interface EngineOptions {
 	/**
 	 * Limits of every session file this engine reads (`open`, `forkFrom`): the longest line (default
 	 * `DEFAULT_MAX_LINE_BYTES`; a longer one is skipped and reported) and the most records (default none;
-	 * more is a `SessionLimitError`). See `ReadOptions`.
+	 * more is a `SessionLimitError`). See `ReadOptions`. Listings (`list`, `listAll`) read with the same
+	 * longest line (`ListOptions.maxLineBytes`: a session is listed without its longer lines); the most
+	 * records does not apply to them: a listing keeps nothing per record.
 	 */
 	limits?: ReadLimits;
 	/**
@@ -202,7 +204,9 @@ export class Engine {
 		await this.#confine(dir);
 		const progress = trackProgress(onProgress);
 		const catalog = listingCatalogPath(this.#agentDir);
-		const sessions = await listSessions(this.#storage, dir, { onProgress: progress.callback, signal, catalog });
+		const { maxLineBytes } = this.#limits;
+		const options = { onProgress: progress.callback, signal, catalog, maxLineBytes };
+		const sessions = await listSessions(this.#storage, dir, options);
 		await progress.settled(signal);
 		return this.#confined(sessions);
 	}
@@ -213,7 +217,9 @@ export class Engine {
 		const root = sessionsRoot(this.#agentDir);
 		await this.#confine(root);
 		const catalog = listingCatalogPath(this.#agentDir);
-		const sessions = await listAllSessions(this.#storage, root, { onProgress: progress.callback, signal, catalog });
+		const { maxLineBytes } = this.#limits;
+		const options = { onProgress: progress.callback, signal, catalog, maxLineBytes };
+		const sessions = await listAllSessions(this.#storage, root, options);
 		await progress.settled(signal);
 		return this.#confined(sessions);
 	}

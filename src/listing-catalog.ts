@@ -18,13 +18,16 @@
  */
 import { hashText } from "./listing-hash.ts";
 import { concat } from "./listing-scan.ts";
-import { isWellFormed, type ListingState, setLazyText, textBytesOf } from "./listing-summary.ts";
+import { isWellFormed, type ListingState, SKIPPED_KEPT, setLazyText, textBytesOf } from "./listing-summary.ts";
 import { dirname, joinPath } from "./paths.ts";
 import { io, type Task } from "./storage.ts";
 
 const FORMAT = "pi-session-tree listing catalog";
-/** Bumped whenever rows change meaning: a catalog of another version is rebuilt. */
-export const LISTING_CATALOG_VERSION = 3;
+/**
+ * Bumped whenever rows change meaning: a catalog of another version is rebuilt. 4: lines skipped for a
+ * limit (too long, too deep) no longer count, rows keep their line count and the line limit they were read with.
+ */
+export const LISTING_CATALOG_VERSION = 4;
 
 /** One listed file. */
 export interface CatalogRow {
@@ -37,6 +40,8 @@ export interface CatalogRow {
 	tailHash: string;
 	/** The limit the texts of `state` and `final` were cut at (`null`: none). */
 	textLimit: number | null;
+	/** The longest line read (`maxLineBytes`): a row serves only a listing with the same, which skips the same lines. */
+	lineLimit: number;
 	state: ListingState;
 	/** The state with the file's unterminated last line folded in, when it has one. */
 	final?: ListingState;
@@ -65,6 +70,30 @@ function isCount(value: unknown): value is number {
 	return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
+function isSkippedLine(value: unknown): boolean {
+	if (typeof value !== "object" || value === null) return false;
+	const line = value as { [field: string]: unknown };
+	return (
+		(line.reason === "too-long" || line.reason === "too-deep") &&
+		isCount(line.line) &&
+		isCount(line.byteOffset) &&
+		isCount(line.bytes)
+	);
+}
+
+/** Skipped lines as a state keeps them: none, or some of them (at most `SKIPPED_KEPT`) and their count. */
+function isSkipped(skipped: unknown, count: unknown): boolean {
+	if (skipped === undefined) return count === undefined;
+	return (
+		Array.isArray(skipped) &&
+		skipped.length > 0 &&
+		skipped.length <= SKIPPED_KEPT &&
+		skipped.every(isSkippedLine) &&
+		isCount(count) &&
+		count >= skipped.length
+	);
+}
+
 function isState(value: unknown): value is StoredState {
 	if (typeof value !== "object" || value === null) return false;
 	const state = value as { [field: string]: unknown };
@@ -72,6 +101,8 @@ function isState(value: unknown): value is StoredState {
 	return (
 		(state.phase === "none" || state.phase === "session" || state.phase === "rejected") &&
 		header &&
+		isCount(state.lines) &&
+		isSkipped(state.skipped, state.skippedCount) &&
 		isCount(state.messageCount) &&
 		typeof state.firstMessage === "string" &&
 		(state.name === undefined || typeof state.name === "string") &&
@@ -144,7 +175,8 @@ function isRowFields(value: unknown): value is CatalogRow {
 		isCount(row.consumed) &&
 		row.consumed <= row.size &&
 		typeof row.tailHash === "string" &&
-		(row.textLimit === null || isCount(row.textLimit))
+		(row.textLimit === null || isCount(row.textLimit)) &&
+		isCount(row.lineLimit)
 	);
 }
 

@@ -1,13 +1,24 @@
 /**
  * Reading a session file for a listing: ranged reads, lines split on bytes, and only the lines that can
  * change the listing parsed (`lineKind`). It starts at any line boundary with the state folded so far,
- * which is how a grown file is read from where its catalog row stopped.
+ * which is how a grown file is read from where its catalog row stopped. Lines that reads skip for a limit
+ * (longer than `maxLineBytes`, nested deeper than `MAX_NESTING_DEPTH`) are skipped and noted; a line over
+ * the length limit is never held, so no line takes more memory than the limit.
  * @module
  */
+import { DEFAULT_MAX_LINE_BYTES } from "./jsonl.ts";
 import { hashText } from "./listing-hash.ts";
 import { type MessageFields, messageFields, type StringSpan } from "./listing-json-scan.ts";
 import { ASSISTANT_LINE, COUNT_LINE, lineKind, SKIP_LINE, USER_LINE } from "./listing-line-kind.ts";
-import { foldTextPieces, foldValue, type ListingState, type TextPiece, trimTextBytes } from "./listing-summary.ts";
+import {
+	foldTextPieces,
+	foldValue,
+	isTooDeep,
+	type ListingState,
+	noteSkipped,
+	type TextPiece,
+	trimTextBytes,
+} from "./listing-summary.ts";
 import { io, type Task } from "./storage.ts";
 
 /** Bytes read per storage call. */
@@ -69,9 +80,14 @@ function foldFields(
 	foldTextPieces(state, role, activity, bytes, pieces, limit);
 }
 
-/** Fold one line (without its line feed), as the line splitter of a full read would give it. */
-function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: number, first: boolean, limit?: number) {
-	if (first && end - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) {
+/**
+ * Fold one line (without its line feed), as the line splitter of a full read would give it. `at`: the
+ * file offset of its first byte.
+ */
+function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: number, at: number, limit?: number) {
+	state.lines++;
+	const lineFrom = start; // the line's bytes, a BOM included, are counted from here
+	if (at === 0 && end - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) {
 		start += 3; // a BOM
 	}
 	if (end > start && bytes[end - 1] === CR) end--;
@@ -88,7 +104,19 @@ function takeLine(state: ListingState, bytes: Uint8Array, start: number, end: nu
 			if (fields) return foldFields(state, bytes, fields, kind === USER_LINE ? "user" : "assistant", limit);
 		}
 	}
-	foldValue(state, parseBytes(bytes, start, end), limit);
+	const value = parseBytes(bytes, start, end);
+	// As reads: no copy of such a value could be made, sent to a worker or written as JSON.
+	if (isTooDeep(value, end - start)) {
+		noteSkipped(state, { reason: "too-deep", line: state.lines, byteOffset: at, bytes: end - lineFrom });
+		return;
+	}
+	foldValue(state, value, limit);
+}
+
+/** Note a line over the length limit (its bytes without its line end: `content`), as reads skip it. */
+function skipLongLine(state: ListingState, at: number, content: number) {
+	state.lines++;
+	noteSkipped(state, { reason: "too-long", line: state.lines, byteOffset: at, bytes: content });
 }
 
 /** The parts, joined (`length` bytes in all). */
@@ -120,7 +148,9 @@ function heldBytes(chunks: readonly Uint8Array[], firstAt: number, start: number
 /**
  * Read `path` from `offset` (a line boundary; 0 for the whole file) up to `size`, folding into `state`
  * (changed in place). `offsetHash` is the tail hash at `offset`, when the caller knows it. Without
- * `withTailHash` (nothing will be kept of the scan) the tail hash is not computed: it is "".
+ * `withTailHash` (nothing will be kept of the scan) the tail hash is not computed: it is "". A line of
+ * more than `maxLineBytes` bytes (a CR before its line feed not counted, as reads count) is skipped
+ * and noted; once a line is past the limit its bytes are no longer kept.
  */
 export function* scanListing(
 	path: string,
@@ -131,9 +161,14 @@ export function* scanListing(
 	textLimit: number | undefined,
 	signal?: AbortSignal,
 	withTailHash = true,
+	maxLineBytes: number = DEFAULT_MAX_LINE_BYTES,
 ): Task<ListingScan> {
 	let pending: Uint8Array[] = [];
-	let pendingLength = 0;
+	/** Bytes of the line being read so far; `pending` holds them all unless the line is `over` the limit. */
+	let lineLength = 0;
+	let over = false;
+	/** The last byte of the line so far (a CR there may be the first half of a CRLF). */
+	let lastByte = -1;
 	/** Where the line being read starts. */
 	let lineStart = offset;
 	let position = offset;
@@ -146,21 +181,34 @@ export function* scanListing(
 		if (chunk.length === 0) break;
 		let start = 0;
 		for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, start)) {
-			if (pendingLength > 0) {
+			const length = lineLength + i - start;
+			const last = i > start ? (chunk[i - 1] as number) : lastByte;
+			const content = length - (last === CR ? 1 : 0);
+			if (over || content > maxLineBytes) {
+				skipLongLine(state, lineStart, content);
+			} else if (lineLength > 0) {
 				pending.push(chunk.subarray(start, i));
-				const line = concat(pending, pendingLength + i - start);
-				pending = [];
-				pendingLength = 0;
-				takeLine(state, line, 0, line.length, lineStart === 0, textLimit);
+				const line = concat(pending, length);
+				takeLine(state, line, 0, line.length, lineStart, textLimit);
 			} else {
-				takeLine(state, chunk, start, i, lineStart === 0, textLimit);
+				takeLine(state, chunk, start, i, lineStart, textLimit);
 			}
+			pending = [];
+			lineLength = 0;
+			over = false;
+			lastByte = -1;
 			lineStart = position + i + 1;
 			start = i + 1;
 		}
 		if (start < chunk.length) {
-			pending.push(chunk.slice(start)); // a copy: the chunk may be a view the storage reuses
-			pendingLength += chunk.length - start;
+			lineLength += chunk.length - start;
+			lastByte = chunk[chunk.length - 1] as number;
+			// One byte over may still be the CR of a CRLF; past that the line is skipped, and not kept.
+			if (!over && lineLength > maxLineBytes + 1) {
+				over = true;
+				pending = [];
+			}
+			if (!over) pending.push(chunk.slice(start)); // a copy: the chunk may be a view the storage reuses
 		}
 		if (kept.length === 2) {
 			keptAt += (kept[0] as Uint8Array).length;
@@ -171,9 +219,11 @@ export function* scanListing(
 	}
 	trimTextBytes(state);
 	let final = state;
-	if (pendingLength > 0 && position >= size && state.phase !== "rejected") {
+	if (lineLength > 0 && position >= size && state.phase !== "rejected") {
 		final = { ...state };
-		takeLine(final, concat(pending, pendingLength), 0, pendingLength, lineStart === 0, textLimit);
+		const content = lineLength - (lastByte === CR ? 1 : 0);
+		if (over || content > maxLineBytes) skipLongLine(final, lineStart, content);
+		else takeLine(final, concat(pending, lineLength), 0, lineLength, lineStart, textLimit);
 	}
 	const checkStart = Math.max(0, lineStart - TAIL_CHECK_BYTES);
 	let tailHash = lineStart === offset ? offsetHash : withTailHash ? undefined : "";

@@ -4,6 +4,7 @@
  * grows. The one copy of these rules: `sessionInfoTask` (every line parsed) folds with it too.
  * @module
  */
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from "./jsonl.ts";
 import { normalizeSessionName } from "./tree.ts";
 
 /** pi's `SessionInfo`: what a session picker shows. */
@@ -48,11 +49,56 @@ export interface ListingState {
 	text: string;
 	/** Some text was left out: the text limit was reached. */
 	textCut: boolean;
+	/** Lines read so far, blank and skipped ones too (a skipped line is named by its number). */
+	lines: number;
+	/** The first lines skipped for a limit (at most `SKIPPED_KEPT`), in file order; none when unset. */
+	skipped?: SkippedLine[];
+	/** How many lines were skipped for a limit in all (set with `skipped`). */
+	skippedCount?: number;
 }
+
+/**
+ * A line a listing skipped, as reads skip it: longer than the listing's `maxLineBytes` (`too-long`), or
+ * nested deeper than `MAX_NESTING_DEPTH` (`too-deep`). It adds nothing to the listing.
+ */
+export interface SkippedLine {
+	reason: "too-long" | "too-deep";
+	/** 1-based line number. */
+	line: number;
+	/** Byte offset of its first byte. */
+	byteOffset: number;
+	/** Its bytes, without its line end. */
+	bytes: number;
+}
+
+/** Skipped lines a state names one by one: a file of a million of them still has a small row. */
+export const SKIPPED_KEPT = 16;
 
 /** The state before the first line. */
 export function emptyListingState(): ListingState {
-	return { phase: "none", messageCount: 0, firstMessage: "", lastActivity: 0, text: "", textCut: false };
+	return { phase: "none", messageCount: 0, firstMessage: "", lastActivity: 0, text: "", textCut: false, lines: 0 };
+}
+
+/**
+ * Note a skipped line. A new array, never the old one changed: copies of a state (by spreading) share it.
+ */
+export function noteSkipped(state: ListingState, line: SkippedLine): void {
+	if (state.phase === "rejected") return;
+	const kept = state.skipped ?? [];
+	state.skipped = kept.length < SKIPPED_KEPT ? [...kept, line] : kept;
+	state.skippedCount = (state.skippedCount ?? 0) + 1;
+}
+
+/**
+ * Whether a line's parsed value is what reads skip as nested too deep (`parseLine`'s rule): an object with
+ * a string `type` nesting deeper than `MAX_NESTING_DEPTH`. `length`: the line's length, bytes or
+ * characters (each level takes two of them, so a short line is not walked).
+ */
+export function isTooDeep(value: unknown, length: number): boolean {
+	if (length <= 2 * MAX_NESTING_DEPTH || typeof value !== "object" || value === null || Array.isArray(value)) {
+		return false;
+	}
+	return typeof (value as { type?: unknown }).type === "string" && nestsDeeperThan(value, MAX_NESTING_DEPTH);
 }
 
 /**

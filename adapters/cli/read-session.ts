@@ -14,7 +14,7 @@ export async function withSession<T>(
 	load: LoadMode = "lazy",
 ): Promise<T> {
 	const path = await context.sessionPath(name);
-	const session = await Session.open(context.storage, path, { readOnly: true, load });
+	const session = await Session.open(context.storage, path, { ...context.limits, readOnly: true, load });
 	try {
 		return await read(session);
 	} finally {

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Storage } from "../../src/index.ts";
+import type { ReadLimits } from "../../src/load.ts";
 import { createNodeStorage } from "../node.ts";
 import { findSession } from "./find-session.ts";
 import { findPlaces, type PlaceOptions, type Places } from "./places.ts";
@@ -16,6 +17,11 @@ export interface RunContext {
 	places(): Places;
 	/** The path of the session a command line names (a file, an id or an id prefix). */
 	sessionPath(name: string): Promise<string>;
+	/**
+	 * Limits of the reads and listings of every command (default: the reads' own, the longest line
+	 * `DEFAULT_MAX_LINE_BYTES` and no most records).
+	 */
+	readonly limits?: ReadLimits;
 }
 
 export function runContext(options: PlaceOptions, output: Output = terminalOutput()): RunContext {

@@ -5,12 +5,20 @@
  */
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { encodeCwd, listAllSessions, listSessions, type SessionInfo } from "../../../src/index.ts";
+import {
+	encodeCwd,
+	listAllSessions,
+	listSessions,
+	MAX_NESTING_DEPTH,
+	type SessionInfo,
+	type SkippedLine,
+	type SkippedLines,
+} from "../../../src/index.ts";
 import { CliError } from "../errors.ts";
 import { shortIds } from "../find-session.ts";
 import { isDirectory } from "../places.ts";
 import type { RunContext } from "../run-context.ts";
-import { formatBytes, oneLine } from "../terminal.ts";
+import { formatBytes, oneLine, plural } from "../terminal.ts";
 
 export interface LsOptions {
 	all: boolean;
@@ -18,10 +26,34 @@ export interface LsOptions {
 	json: boolean;
 }
 
+/** Lines a note names one by one; the rest are counted. */
+const NAMED_LINES = 3;
+
+/** One skipped line in words: `line 3 (608.0 MB) is longer than the limit of 512.0 MB`. */
+function skippedLineText(line: SkippedLine, maxLineBytes: number): string {
+	const why =
+		line.reason === "too-long"
+			? `is longer than the limit of ${formatBytes(maxLineBytes)}`
+			: `nests deeper than ${MAX_NESTING_DEPTH} levels`;
+	return `line ${line.line} (${formatBytes(line.bytes)}) ${why}`;
+}
+
+/**
+ * The note (one line) for the lines a listing skipped in one file: each of the first few with its number,
+ * size and limit, then what became of the file (`outcome`: "listed without it", "not searched"…).
+ */
+export function skippedLinesNote(skipped: SkippedLines, outcome: string): string {
+	const named = skipped.lines.slice(0, NAMED_LINES).map((line) => skippedLineText(line, skipped.maxLineBytes));
+	const more = skipped.count - named.length;
+	const lines = more > 0 ? `${named.join("; ")}; and ${plural(more, "more line")}` : named.join("; ");
+	return `pi-sessions: ${skipped.path}: ${lines}: ${outcome}`;
+}
+
 /** The sessions an `ls`-like command names: every project's, or those of one project directory. */
 export async function listedSessions(
 	context: RunContext,
 	options: { all: boolean; cwd?: string },
+	onSkippedLines?: (skipped: SkippedLines) => void,
 ): Promise<SessionInfo[]> {
 	if (options.all && options.cwd !== undefined) throw new CliError("give --all or --cwd, not both", 2);
 	const places = context.places();
@@ -29,6 +61,8 @@ export async function listedSessions(
 	const listOptions = {
 		catalog: places.catalog,
 		onProgress: (done: number, total: number) => progress.update(done, total),
+		maxLineBytes: context.limits?.maxLineBytes,
+		onSkippedLines,
 	};
 	try {
 		if (options.all) return await listAllSessions(context.storage, places.root, listOptions);
@@ -59,8 +93,15 @@ export function shortTime(date: Date): string {
 }
 
 export async function lsCommand(context: RunContext, options: LsOptions): Promise<void> {
-	const sessions = await listedSessions(context, options);
 	const { output } = context;
+	const skipped: SkippedLines[] = [];
+	const sessions = await listedSessions(context, options, (lines) => skipped.push(lines));
+	// After the listing: a progress bar may be drawn on standard error while it reads.
+	for (const lines of skipped) {
+		const them = lines.count > 1 ? "them" : "it";
+		const outcome = lines.listed ? `listed without ${them}` : `not listed: without ${them} the file is no session`;
+		output.note(skippedLinesNote(lines, outcome));
+	}
 	if (options.json) {
 		output.line(JSON.stringify(sessions, null, 2));
 		return;

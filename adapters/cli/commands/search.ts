@@ -31,17 +31,18 @@
  *   matchLength: number;  // and its length there
  * }
  * ```
- * Notes (the count of rows, the rows left out by the limit) go to standard error.
+ * Notes (the count of rows, the rows left out by the limit, lines not searched because they are over a
+ * read limit: longer than the longest line read, or nested too deep) go to standard error.
  * @module
  */
-import type { Session, SessionEntry, SessionInfo } from "../../../src/index.ts";
+import type { Session, SessionEntry, SessionInfo, SkippedLines } from "../../../src/index.ts";
 import { textOf as listedMessageText } from "../../../src/listing-summary.ts";
 import { CliError } from "../errors.ts";
 import { shortIds } from "../find-session.ts";
 import { withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
 import { type Colors, oneLine, plural } from "../terminal.ts";
-import { listedSessions, shortTime } from "./ls.ts";
+import { listedSessions, shortTime, skippedLinesNote } from "./ls.ts";
 
 export interface SearchOptions {
 	all: boolean;
@@ -250,7 +251,14 @@ export async function searchSessions(
 export async function searchCommand(context: RunContext, query: string, options: SearchOptions): Promise<void> {
 	if (query === "") throw new CliError("search: give the text to look for");
 	const { output } = context;
-	const sessions = await listedSessions(context, options);
+	const skipped: SkippedLines[] = [];
+	const sessions = await listedSessions(context, options, (lines) => skipped.push(lines));
+	// The listed text (what is searched) and the opened session both leave such lines out: say so.
+	for (const lines of skipped) {
+		const them = lines.count > 1 ? "them" : "it";
+		const outcome = lines.listed ? "not searched" : `not searched: without ${them} the file is no session`;
+		output.note(skippedLinesNote(lines, outcome));
+	}
 	if (sessions.length === 0) {
 		if (options.json) output.line("[]");
 		output.note("No sessions to search.");

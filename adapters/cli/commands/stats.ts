@@ -7,14 +7,16 @@
  *
  * Lines are read as the session reader reads them (`parseLine`): a line it skips (not JSON, not an object,
  * no string `type`, a torn last line) is an unreadable line here, so the count is that of the reader's
- * diagnostics for lines that hold no entry (what `check` lists). The largest entries are named by the ids
+ * diagnostics for lines that hold no entry (what `check` lists). Lines over a read limit (too long, nested
+ * too deep) are among them, and also named (line number, byte offset, size) in `overLimit`: the line limit
+ * is the run's (`RunContext.limits`), and such a line is never held. The largest entries are named by the ids
  * the other commands use: those of the opened session's entries in file order, which for a v1 file (whose
  * lines have no ids) are the ids the package gives them on every read.
  * @module
  */
 import { createReadStream } from "node:fs";
-import { entryKind, type Line, LineSplitter, type OutlineNode } from "../../../src/index.ts";
-import { parseLine } from "../../../src/jsonl.ts";
+import { entryKind, type Line, LineSplitter, MAX_NESTING_DEPTH, type OutlineNode } from "../../../src/index.ts";
+import { DEFAULT_MAX_LINE_BYTES, parseLine } from "../../../src/jsonl.ts";
 import { withSession } from "../read-session.ts";
 import type { RunContext } from "../run-context.ts";
 import { formatBytes } from "../terminal.ts";
@@ -47,9 +49,22 @@ export interface SessionStats {
 	otherUsage: TokenTotals;
 	/** The largest lines, biggest first; `id` as the other commands name the entry (null when it has none). */
 	largest: { id: string | null; kind: string; line: number; bytes: number }[];
+	/**
+	 * Lines not read because they are over a read limit, as every read skips them (counted among
+	 * `unreadableLines` too): longer than `maxLineBytes` (`too-long`), or nested deeper than
+	 * `MAX_NESTING_DEPTH` (`too-deep`). `lines`: the first of them (at most `OVER_LIMIT_NAMED`), each
+	 * with its bytes without its line feed.
+	 */
+	overLimit: {
+		count: number;
+		maxLineBytes: number;
+		lines: { line: number; byteOffset: number; bytes: number; reason: "too-long" | "too-deep" }[];
+	};
 }
 
 const LARGEST = 5;
+/** Lines over a limit named one by one (the rest counted), so the stats stay small whatever the file holds. */
+export const OVER_LIMIT_NAMED = 20;
 
 function zeroTotals(): TokenTotals {
 	return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
@@ -96,6 +111,7 @@ type LargeLine = SessionStats["largest"][number] & { ordinal: number };
 async function lineStats(
 	path: string,
 	ids: readonly string[],
+	maxLineBytes: number,
 ): Promise<Omit<SessionStats, "path" | "sessionId" | "tree" | "labels">> {
 	const stats = {
 		bytes: 0,
@@ -109,8 +125,10 @@ async function lineStats(
 	// A Map: a kind such as "constructor" or "__proto__" is a key like any other (an object's would be its prototype's).
 	const byKind = new Map<string, { count: number; bytes: number }>();
 	const largest: LargeLine[] = [];
+	const overLimit: SessionStats["overLimit"] = { count: 0, maxLineBytes, lines: [] };
 	let headerSeen = false;
-	const splitter = new LineSplitter();
+	// The reads' limit: a longer line is never held (only its first bytes are, for its excerpt).
+	const splitter = new LineSplitter({ maxLineBytes });
 	const take = (text: Line) => {
 		const bytes = text.byteLength;
 		const line = text.line;
@@ -120,6 +138,14 @@ async function lineStats(
 		if (!parsed) return;
 		if (!parsed.record) {
 			stats.unreadableLines++;
+			const reason = parsed.diagnostic.reason;
+			if (reason === "too-long" || reason === "too-deep") {
+				overLimit.count++;
+				const { byteOffset, terminated } = text;
+				const lineBytes = bytes - (terminated ? 1 : 0);
+				if (overLimit.lines.length < OVER_LIMIT_NAMED)
+					overLimit.lines.push({ line, byteOffset, bytes: lineBytes, reason });
+			}
 			return;
 		}
 		// The first record is the header (the session opened, so it is one); lines before it hold no record.
@@ -154,7 +180,7 @@ async function lineStats(
 	const indexed = ids.length === stats.entries;
 	const named = largest.map(({ ordinal, ...entry }) => ({ ...entry, id: indexed ? (ids[ordinal] ?? null) : entry.id }));
 	// Object.fromEntries defines own keys, "__proto__" too.
-	return { ...stats, byKind: Object.fromEntries(byKind), largest: named };
+	return { ...stats, byKind: Object.fromEntries(byKind), largest: named, overLimit };
 }
 
 export async function statsCommand(context: RunContext, name: string, options: { json: boolean }): Promise<void> {
@@ -167,6 +193,7 @@ export async function statsCommand(context: RunContext, name: string, options: {
 			...(await lineStats(
 				path,
 				outline.map((node) => node.id),
+				context.limits?.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
 			)),
 			tree: treeShape(outline, session.tree.getLeafId()),
 			labels: session.tree.getLabels().size,
@@ -187,6 +214,21 @@ export async function statsCommand(context: RunContext, name: string, options: {
 		output.line(
 			`tree: ${tree.roots} root${tree.roots === 1 ? "" : "s"}, ${tree.leaves} branch ends, ${tree.branchPoints} branch points, depth ${tree.maxDepth} (the leaf at ${tree.leafDepth})`,
 		);
+		const { overLimit } = stats;
+		if (overLimit.count > 0) {
+			output.line(color.red(`${overLimit.count} ${overLimit.count === 1 ? "line" : "lines"} not read, over a limit:`));
+			for (const skipped of overLimit.lines) {
+				const why =
+					skipped.reason === "too-long"
+						? `longer than the limit of ${formatBytes(overLimit.maxLineBytes)}`
+						: `nested deeper than ${MAX_NESTING_DEPTH} levels`;
+				output.line(
+					`  line ${String(skipped.line).padStart(7)}  ${formatBytes(skipped.bytes).padStart(10)}  at byte ${skipped.byteOffset}, ${why}`,
+				);
+			}
+			const more = overLimit.count - overLimit.lines.length;
+			if (more > 0) output.line(`  and ${more} more`);
+		}
 		output.line(`${stats.compactions} compactions, ${stats.labels} labels`);
 		output.line(`assistant usage: ${usage(stats.assistantUsage)}`);
 		if (stats.otherUsage.totalTokens > 0 || stats.otherUsage.cost > 0)
