@@ -1,22 +1,15 @@
-/**
- * The OPFS storage and the Web Locks writer locks, in Chromium. Sync access handles exist only in
- * workers, so the storage runs in a module Worker (opfs/storage-worker.ts) and the page forwards each
- * operation to it; the engine runs in an engine worker of its own (opfs/engine-worker.ts). Each test has
- * a fresh OPFS directory, removed afterwards.
- */
-import * as Comlink from "comlink";
 import { afterAll, describe, expect, it } from "vitest";
 import { createOpfsStorage } from "../../adapters/opfs.ts";
 import { createWebLocks, webLockName } from "../../adapters/web-locks.ts";
 import { EngineWorkerError, startEngineWorker } from "../../adapters/worker.ts";
 import { registerTransferHandlers } from "../../adapters/worker-wire.ts";
 import { SessionLockedError, StorageError } from "../../src/errors.ts";
-import type { Storage, StorageOps } from "../../src/storage.ts";
+import type { Storage } from "../../src/storage.ts";
 import { testStorage } from "../../src/testing.ts";
 import { type EngineFixture, engineConformance, type SuiteOptions } from "../conformance/engine-suite.ts";
 import { globCorpus } from "../support/corpus.ts";
 import { userMessage } from "../support/messages.ts";
-import type { StorageWorkerApi } from "./opfs/storage-worker.ts";
+import { forwarded, storageWorker, workers } from "./opfs/forwarded.ts";
 
 registerTransferHandlers();
 
@@ -25,32 +18,6 @@ const decoder = new TextDecoder();
 /** Every test's OPFS directory is under this one. */
 const TESTS_DIR = "/opfs-tests";
 const freshRoot = () => `${TESTS_DIR}/${crypto.randomUUID()}`;
-
-const workers: Worker[] = [];
-/** A new storage worker (the `new URL(…, import.meta.url)` pattern vitest needs for workers). */
-function storageWorker(): Comlink.Remote<StorageWorkerApi> {
-	const worker = new Worker(new URL("./opfs/storage-worker.ts", import.meta.url), { type: "module" });
-	workers.push(worker);
-	return Comlink.wrap<StorageWorkerApi>(worker);
-}
-
-/** The page's side of a storage in a worker: each operation is sent there (chunks as an array). */
-function forwarded(remote: Comlink.Remote<StorageWorkerApi>, id: number): Storage {
-	const call = <K extends keyof StorageOps>(op: K, ...args: unknown[]) =>
-		remote.call(id, op, args) as Promise<ReturnType<StorageOps[K]>>;
-	return {
-		readRange: (path, start, end) => call("readRange", path, start, end),
-		append: (path, data, durable, atSize) => call("append", path, data, durable, atSize),
-		createExclusive: async (path, chunks, durable) => call("createExclusive", path, Array.from(chunks), durable),
-		replace: async (path, chunks) => call("replace", path, Array.from(chunks)),
-		rename: (from, to) => call("rename", from, to),
-		link: (from, to) => call("link", from, to),
-		stat: (path) => call("stat", path),
-		list: (dir) => call("list", dir),
-		mkdir: (dir) => call("mkdir", dir),
-		remove: (path) => call("remove", path),
-	};
-}
 
 /** Remove an OPFS directory from the page; a moment's retry while a worker that just ended still has a file open. */
 async function removeOpfsDirectory(path: string): Promise<void> {
