@@ -1,10 +1,15 @@
 /**
  * The page's side of OPFS storages for the browser tests: a module Worker holding them (sync access
- * handles exist only in workers), and a `Storage` that forwards each operation to one of them.
+ * handles exist only in workers), and a `Storage` that forwards each operation to one of them. Importing it
+ * registers the transfer handlers of adapters/worker-wire.ts.
  */
 import * as Comlink from "comlink";
+import { registerTransferHandlers } from "../../../adapters/worker-wire.ts";
 import type { Storage, StorageOps } from "../../../src/storage.ts";
 import type { StorageWorkerApi } from "./storage-worker.ts";
+
+// Errors from the worker arrive as instances of their classes (a StorageError's code is acted on).
+registerTransferHandlers();
 
 /** Every storage worker started, to be terminated after the tests. */
 export const workers: Worker[] = [];
