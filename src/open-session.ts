@@ -18,7 +18,7 @@ import { encodeEntry } from "./jsonl.ts";
 import { type EmptySession, type LoadMode, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
 import { emptyReport, type OpenReport, SessionCore } from "./session-core.ts";
-import { io, isStorageError, isTemporaryOf, StorageError, type Task } from "./storage.ts";
+import { io, isStorageError, StorageError, type Task, temporaryOf } from "./storage.ts";
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
 
 export type { LoadMode };
@@ -238,16 +238,46 @@ function* stayedUnchanged(path: string, size: number, mtimeMs: number, settleMs:
 }
 
 /**
- * Remove the temporary files of `path` that a writer killed midway left behind (a create or a replace it
- * never finished: nothing of them was acknowledged). Only the holder of the writer lock writes them, and
- * the caller holds it now, so none of them is in use.
+ * Remove the temporary files that writers killed midway left beside `path` (creates, replaces, lock files
+ * and backup copies they never finished: nothing of them was acknowledged). The caller holds `path`'s
+ * writer lock, or `path` is a new name nobody else knows (a fork), so only it writes `path`'s content and
+ * backups: those are removed at once. Anyone may be taking the lock, so a lock's temporary must first
+ * be older than a moment. Another session's are removed when it has no lock file and they have not been
+ * written for a minute (a killed fork's, whose random name nobody opens again).
  */
 function* removeLeftoverTemporaries(path: string): Task<void> {
 	const dir = dirname(path);
 	const name = path.slice(dir.endsWith("/") ? dir.length : dir.length + 1);
-	for (const entry of yield* io("list", dir)) {
-		if (entry.isFile && isTemporaryOf(entry.name, name)) yield* io("remove", joinPath(dir, entry.name));
+	const entries = yield* io("list", dir);
+	const names = new Set(entries.map((entry) => entry.name));
+	for (const entry of entries) {
+		const temporary = entry.isFile ? temporaryOf(entry.name) : undefined;
+		if (!temporary) continue;
+		const at = joinPath(dir, entry.name);
+		const orphan = temporary.of !== name && temporary.of.endsWith(".jsonl") && !names.has(`${temporary.of}.lock`);
+		const waitMs =
+			temporary.of === name
+				? temporary.part === "lock"
+					? LOCK_TEMPORARY_AGE_MS
+					: 0
+				: orphan
+					? ORPHAN_AGE_MS
+					: undefined;
+		if (waitMs === undefined) continue;
+		if (waitMs > 0 && !(yield* untouchedFor(at, waitMs))) continue;
+		yield* io("remove", at);
 	}
+}
+
+/** A lock file's temporary is another taker's at work until it is this old. */
+const LOCK_TEMPORARY_AGE_MS = 10_000;
+/** Another session's temporary is left alone until it has not been written for this long. */
+const ORPHAN_AGE_MS = 60_000;
+
+/** Whether the file at `path` was last written at least `ms` ago (a time in the future is no age). */
+function* untouchedFor(path: string, ms: number): Task<boolean> {
+	const stat = yield* io("stat", path);
+	return stat !== null && Date.now() - stat.mtimeMs >= ms;
 }
 
 /** A session may be opened at a path whose directory does not exist yet (pi creates it). */

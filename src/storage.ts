@@ -258,6 +258,26 @@ export function isTemporaryOf(name: string, of: string): boolean {
 	);
 }
 
+/** Which of a file's writes a temporary file is of (see `temporaryOf`). */
+export type TemporaryPart = "file" | "lock" | "backup";
+
+/**
+ * What the name of a temporary file tells (see `temporaryName`): the name of the file it is a temporary of
+ * (`of`), and whether it was being written as that file's content (`file`: a create, a replace), its lock
+ * or takeover guard (`lock`), or a backup copy (`backup`). Undefined for any other name.
+ * @example
+ * temporaryOf("a.jsonl.lock.0123abcd.tmp"); // { of: "a.jsonl", part: "lock" }
+ */
+export function temporaryOf(name: string): { of: string; part: TemporaryPart } | undefined {
+	const base = /^(.+)\.[0-9a-f]{8}\.tmp$/.exec(name)?.[1];
+	if (base === undefined) return undefined;
+	const lock = /^(.+)\.lock(\.takeover)?$/.exec(base);
+	if (lock) return { of: lock[1] as string, part: "lock" };
+	const backup = /^(.+)\.v\d+(\.\d+)?\.bak$/.exec(base);
+	if (backup) return { of: backup[1] as string, part: "backup" };
+	return { of: base, part: "file" };
+}
+
 /**
  * The error for a path where something other than a regular file is (see `StorageErrorCode`): `what` it
  * is, in words, when known ("a directory", "a named pipe (FIFO)").

@@ -105,4 +105,57 @@ describe("temporary files a killed writer left", () => {
 		expect(names).toEqual(["a.jsonl", "a.jsonl.lock", "a.jsonl.notes", "a.jsonl.v1.bak", "b.jsonl.0123abcd.tmp"]);
 		await session.close();
 	});
+
+	it("tells a temporary's file and kind by its name", async () => {
+		const { temporaryOf } = await import("../src/storage.ts");
+		expect(temporaryOf("a.jsonl.0123abcd.tmp")).toEqual({ of: "a.jsonl", part: "file" });
+		expect(temporaryOf("a.jsonl.lock.0123abcd.tmp")).toEqual({ of: "a.jsonl", part: "lock" });
+		expect(temporaryOf("a.jsonl.lock.takeover.0123abcd.tmp")).toEqual({ of: "a.jsonl", part: "lock" });
+		expect(temporaryOf("a.jsonl.v1.bak.0123abcd.tmp")).toEqual({ of: "a.jsonl", part: "backup" });
+		expect(temporaryOf("a.jsonl.v2.3.bak.0123abcd.tmp")).toEqual({ of: "a.jsonl", part: "backup" });
+		expect(temporaryOf("a.jsonl.v1.bak")).toBeUndefined();
+		expect(temporaryOf("a.jsonl.0123ABCD.tmp")).toBeUndefined();
+		expect(temporaryOf("a.jsonl.123abcd.tmp")).toBeUndefined();
+	});
+
+	it("a lock's temporary once older than a moment, and a killed fork's (no lock, a minute old); not another live session's", async () => {
+		const { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } = await import("node:fs");
+		const { tmpdir } = await import("node:os");
+		const { join } = await import("node:path");
+		const { createNodeStorage } = await import("../adapters/node.ts");
+		const { Session } = await import("../src/session.ts");
+		const dir = mkdtempSync(join(tmpdir(), "leftovers-"));
+		try {
+			const header = '{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n';
+			writeFileSync(join(dir, "a.jsonl"), header);
+			const ages: Record<string, number> = {
+				"a.jsonl.lock.0000000a.tmp": 1, // another taker's, being written now: kept
+				"a.jsonl.lock.0000000b.tmp": 20, // a killed taker's: removed
+				"a.jsonl.lock.takeover.0000000c.tmp": 20, // removed
+				"a.jsonl.v1.bak.0000000d.tmp": 1, // a backup copy of this file's: only its lock holder writes one
+				"c.jsonl.0000000e.tmp": 120, // a killed fork's: removed
+				"c.jsonl.0000000f.tmp": 5, // maybe being written: kept
+				"d.jsonl.00000010.tmp": 120, // d is locked: its writer's, kept
+				"d.jsonl.lock": 1,
+				"notes.txt.00000011.tmp": 120, // not a session's: kept
+			};
+			for (const [name, seconds] of Object.entries(ages)) {
+				writeFileSync(join(dir, name), "");
+				const at = new Date(Date.now() - seconds * 1000);
+				utimesSync(join(dir, name), at, at);
+			}
+			const session = await Session.open(createNodeStorage(), join(dir, "a.jsonl"));
+			await session.close();
+			expect(readdirSync(dir).sort()).toEqual([
+				"a.jsonl",
+				"a.jsonl.lock.0000000a.tmp",
+				"c.jsonl.0000000f.tmp",
+				"d.jsonl.00000010.tmp",
+				"d.jsonl.lock",
+				"notes.txt.00000011.tmp",
+			]);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
 });
