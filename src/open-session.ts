@@ -215,8 +215,8 @@ function settleOf(options: OpenOptions): number {
  * `settleMs`: at once when its time is that old; otherwise it is watched (stat after stat, as a task cannot
  * sleep) until it is, never longer than `settleMs` from now (a time in the future, clocks apart, counts
  * from now), and a change meanwhile says another program is writing it. Called under the writer lock, so
- * the only other writers are programs that take none (pi). What is left: a write starting between the last
- * look and the repair's append, a window of one storage operation.
+ * the only other writers are programs that take none (pi). A write that starts after the last look is not
+ * split either: the repair appends only at the size the file was read with.
  */
 function* stayedUnchanged(path: string, size: number, mtimeMs: number, settleMs: number): Task<boolean> {
 	// The file's age by the wall clock (a time in the future counts as none), the watch by a monotonic one,
