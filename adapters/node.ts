@@ -225,7 +225,11 @@ function createExclusiveSync(path: string, chunks: Iterable<Uint8Array>, durable
 		}
 		fs.closeSync(fd);
 	} finally {
-		fs.rmSync(temporary, { force: true });
+		// Best effort: once linked, the create is done, whatever becomes of its temporary (a writing open
+		// removes one left behind).
+		try {
+			fs.rmSync(temporary, { force: true });
+		} catch {}
 	}
 }
 

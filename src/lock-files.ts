@@ -335,10 +335,12 @@ function* removeStaleLock(
 			yield* io("createExclusive", guard, [encoder.encode(`${JSON.stringify(taker)}\n`)], false);
 		} catch (error) {
 			if (!isStorageError(error, "exists")) throw error;
-			// Another taker is at work; only a guard of a taker that is gone is cleared (one that is gone by
-			// now was another taker's, done: nothing to clear, and its successor's must not be removed).
-			if (!(yield* isAbandonedGuard(guard, identity))) throw new SessionLockedError(path, undefined);
-			yield* io("remove", guard);
+			// Another taker is at work; only a guard of a taker that is gone is cleared. One that is gone by
+			// now was another taker's, done: nothing to clear (and its successor's must not be removed), and
+			// the caller looks at the lock again.
+			const guarded = yield* guardState(guard, identity);
+			if (guarded === "held") throw new SessionLockedError(path, undefined);
+			if (guarded === "abandoned") yield* io("remove", guard);
 			return false;
 		}
 		try {
@@ -355,19 +357,22 @@ function* removeStaleLock(
 }
 
 /**
- * Whether a takeover guard was left behind: its taker is known to be gone (a crashed process, or this
- * realm's own guard whose removal failed), or, where that cannot be told, it is older than a moment.
+ * Where a takeover guard stands: `gone` (removed meanwhile), `abandoned` (its taker is known to be gone: a
+ * crashed process, or this realm's own guard whose removal failed; or, where that cannot be told, it is
+ * older than a moment) or `held` (its taker is alive, or it is young, or it cannot be read now).
  */
-function* isAbandonedGuard(guard: string, identity: LockIdentity): Task<boolean> {
+function* guardState(guard: string, identity: LockIdentity): Task<"gone" | "abandoned" | "held"> {
 	let taker: LockOwner | "unreadable" | null;
 	try {
 		taker = yield* readLock(guard);
 	} catch {
-		return false; // not readable now (being removed, say): it is not known to be left behind
+		return "held"; // not readable now: it is not known to be left behind
 	}
-	if (taker === null) return false;
-	if (taker !== "unreadable" && !cannotTell(taker, identity) && !identity.isLockOwnerAlive(taker)) return true;
-	return !(yield* isYoung(guard));
+	if (taker === null) return "gone";
+	if (taker !== "unreadable" && !cannotTell(taker, identity)) {
+		return identity.isLockOwnerAlive(taker) ? "held" : "abandoned";
+	}
+	return (yield* isYoung(guard)) ? "held" : "abandoned";
 }
 
 /** Release a lock taken by `acquireLock`; a lock file that is no longer ours is left alone. */

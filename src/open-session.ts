@@ -18,7 +18,7 @@ import { encodeEntry } from "./jsonl.ts";
 import { type EmptySession, type LoadMode, type ReadOptions, type ReadSession, readSessionFile } from "./load.ts";
 import { dirname, joinPath, sessionFileName, validateSessionId } from "./paths.ts";
 import { emptyReport, type OpenReport, SessionCore } from "./session-core.ts";
-import { io, isStorageError, StorageError, type Task, temporaryOf } from "./storage.ts";
+import { io, isStorageError, removeQuietly, StorageError, type Task, temporaryOf } from "./storage.ts";
 import { type NewSessionOptions, SessionTree } from "./tree.ts";
 
 export type { LoadMode };
@@ -264,8 +264,12 @@ function* removeLeftoverTemporaries(path: string): Task<void> {
 					? ORPHAN_AGE_MS
 					: undefined;
 		if (waitMs === undefined) continue;
-		if (waitMs > 0 && !(yield* untouchedFor(at, waitMs))) continue;
-		yield* io("remove", at);
+		if (waitMs === 0) {
+			yield* io("remove", at);
+		} else if (yield* untouchedFor(at, waitMs)) {
+			// Another's leftover (a lock's, a killed fork's): one that cannot be removed must not stop this open.
+			yield* removeQuietly(at);
+		}
 	}
 }
 

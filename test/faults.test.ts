@@ -8,11 +8,11 @@
  * The migrations, repairs, header writes and forks are run once without faults to learn the storage
  * operations they make, then again with a fault at each of those operations in turn.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createNodeStorage } from "../adapters/node.ts";
+import { createNodeLocks, createNodeStorage, processStartTime } from "../adapters/node.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import * as errors from "../src/errors.ts";
 import { SessionFileChangedError, StorageError } from "../src/errors.ts";
@@ -569,3 +569,59 @@ function stepOf(call: Call, root: string): Step {
 function sameStep(a: Step, b: Step): boolean {
 	return a.op === b.op && a.name === b.name;
 }
+
+describe("takeover guards", () => {
+	/** A session file with a stale lock (its holder's pid is not running) beside it, in a fresh directory. */
+	function staleLocked(): { dir: string; path: string } {
+		const dir = mkdtempSync(join(tmpdir(), "guards-"));
+		temporary.push(dir);
+		const path = join(dir, "a.jsonl");
+		writeFileSync(path, '{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n');
+		const dead = { pid: 2 ** 22 + 17, host: hostname(), startedAt: 1, token: "dead-holder" };
+		writeFileSync(`${path}.lock`, `${JSON.stringify(dead)}\n`);
+		return { dir, path };
+	}
+
+	it("a guard whose taker is alive on this machine is never cleared, however old: the opener is refused, both stay", async () => {
+		const { path } = staleLocked();
+		const ppid = process.ppid;
+		const alive = { pid: ppid, host: hostname(), startedAt: processStartTime(ppid) ?? 0, token: "live-taker" };
+		const guard = `${path}.lock.takeover`;
+		writeFileSync(guard, `${JSON.stringify(alive)}\n`);
+		const old = new Date(Date.now() - 60_000);
+		utimesSync(guard, old, old);
+		const storage = createNodeStorage();
+		await expect(Session.open(storage, path, { locks: createNodeLocks(storage) })).rejects.toBeInstanceOf(
+			errors.SessionLockedError,
+		);
+		expect(readFileSync(guard, "utf8")).toContain("live-taker");
+		expect(readFileSync(`${path}.lock`, "utf8")).toContain("dead-holder");
+	});
+
+	it("a guard of a taker that is gone is cleared at once, young as it is; the stale lock is taken over", async () => {
+		const { path } = staleLocked();
+		const gone = { pid: 2 ** 22 + 19, host: hostname(), startedAt: 1, token: "gone-taker" };
+		writeFileSync(`${path}.lock.takeover`, `${JSON.stringify(gone)}\n`);
+		const storage = createNodeStorage();
+		const session = await Session.open(storage, path, { locks: createNodeLocks(storage) });
+		await session.close();
+		expect(readdirSync(dirname(path))).toEqual(["a.jsonl"]);
+	});
+
+	it("a guard that is gone by the time it is read (its taker done): the opener looks at the lock again and takes it", async () => {
+		const { path } = staleLocked();
+		const base = createNodeStorage();
+		// The first guard create finds one there (another taker's), which is gone when it is read.
+		const storage = faultyStorage(
+			base,
+			failNth((call) => call.op === "createExclusive" && call.path.endsWith(".takeover"), 0, {
+				kind: "fail",
+				code: "exists",
+				errno: "EEXIST",
+			}),
+		).storage;
+		const session = await Session.open(storage, path, { locks: createNodeLocks(storage) });
+		await session.close();
+		expect(readdirSync(dirname(path))).toEqual(["a.jsonl"]);
+	});
+});
