@@ -1,0 +1,137 @@
+/**
+ * `npm run bench`: every benchmark of bench/suite/steps.ts in one run, each script in a process of its own
+ * (its detail kept in a log), then one table of every row it reported (bench/suite/rows.ts): ours, pi 1.6.0,
+ * pi 0.73.1 and the floor, the ratios, the goals and whether each is met.
+ *
+ * Options: `--quick` (small inputs, few rounds: a few minutes), `--json` (the rows and goals as JSON on
+ * standard output instead of the table), `--charts DIR` (write the SVG charts of bench/suite/charts.ts
+ * there), `--only NAME,…` (some steps), `--logs DIR` (where each step's output goes; default a temporary
+ * directory, named at the end). A step that fails or runs out of time is reported, and the run goes on.
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { chartsOf, renderChart } from "./suite/charts.ts";
+import { judgeGoals } from "./suite/goals.ts";
+import type { BenchRow } from "./suite/rows.ts";
+import { STEPS, type Step } from "./suite/steps.ts";
+import { renderTable } from "./suite/table.ts";
+
+const { values } = parseArgs({
+	options: {
+		quick: { type: "boolean", default: false },
+		json: { type: "boolean", default: false },
+		charts: { type: "string" },
+		only: { type: "string" },
+		logs: { type: "string" },
+	},
+});
+
+const only = values.only?.split(",").map((name) => name.trim());
+for (const name of only ?? []) {
+	if (!STEPS.some((step) => step.name === name)) {
+		throw new Error(`unknown step ${name}; steps: ${STEPS.map((step) => step.name).join(", ")}`);
+	}
+}
+const steps = STEPS.filter((step) => !only || only.includes(step.name));
+const logs = values.logs ?? mkdtempSync(join(tmpdir(), "pi-bench-"));
+mkdirSync(logs, { recursive: true });
+const rowsFile = join(logs, "rows.jsonl");
+rmSync(rowsFile, { force: true });
+const TSX = join(process.cwd(), "node_modules", ".bin", "tsx");
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+interface StepOutcome {
+	step: string;
+	seconds: number;
+	/** Undefined when it ended well. */
+	problem?: string;
+}
+
+/** Run one step, its output to its log; resolves when it ends or is stopped. */
+function runStep(step: Step): Promise<StepOutcome> {
+	const args = values.quick ? step.quick : step.full;
+	const minutes = values.quick ? step.timeoutMinutes.quick : step.timeoutMinutes.full;
+	const log = join(logs, `${step.name}.log`);
+	const started = performance.now();
+	say(`bench: ${step.name} (${step.script} ${args.join(" ")}), log ${log}`);
+	return new Promise((resolve) => {
+		const child = spawn(TSX, [step.script, ...args], {
+			env: { ...process.env, BENCH_ROWS: rowsFile },
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		const chunks: Buffer[] = [];
+		child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+		child.stderr.on("data", (chunk: Buffer) => chunks.push(chunk));
+		let timedOut = false;
+		const timer = setTimeout(() => {
+			timedOut = true;
+			child.kill("SIGKILL");
+		}, minutes * 60_000);
+		child.on("close", (code, signal) => {
+			clearTimeout(timer);
+			writeFileSync(log, Buffer.concat(chunks));
+			const seconds = (performance.now() - started) / 1000;
+			const problem = timedOut
+				? `stopped after ${minutes} min`
+				: code === 0
+					? undefined
+					: `exited with ${code ?? signal}`;
+			say(`bench: ${step.name} ${problem ?? "done"} in ${seconds.toFixed(0)} s`);
+			resolve({ step: step.name, seconds, problem });
+		});
+	});
+}
+
+const started = performance.now();
+const outcomes: StepOutcome[] = [];
+for (const step of steps) {
+	if (step.browser && !existsSync("/usr/bin/chromium")) {
+		outcomes.push({ step: step.name, seconds: 0, problem: "no Chromium at /usr/bin/chromium: skipped" });
+		continue;
+	}
+	outcomes.push(await runStep(step));
+}
+
+const rows: BenchRow[] = existsSync(rowsFile)
+	? readFileSync(rowsFile, "utf8")
+			.split("\n")
+			.filter((line) => line !== "")
+			.map((line) => JSON.parse(line) as BenchRow)
+	: [];
+const judged = judgeGoals(rows);
+const met = judged.filter((goal) => goal.met).length;
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+
+if (values.charts) {
+	mkdirSync(values.charts, { recursive: true });
+	for (const chart of chartsOf(rows)) {
+		writeFileSync(join(values.charts, chart.file), renderChart(chart));
+		say(`bench: chart ${join(values.charts, chart.file)}`);
+	}
+}
+
+const seconds = (performance.now() - started) / 1000;
+if (values.json) {
+	process.stdout.write(
+		`${JSON.stringify({ quick: values.quick, machine, seconds, steps: outcomes, rows, goals: judged }, null, "\t")}\n`,
+	);
+} else {
+	const out = (line = "") => process.stdout.write(`${line}\n`);
+	out(`${values.quick ? "Quick" : "Full"} run, ${seconds.toFixed(0)} s, on ${machine}; logs in ${logs}`);
+	out();
+	for (const line of renderTable(rows, judged)) out(line);
+	out();
+	out(`${met} of ${judged.length} goals met.`);
+	for (const goal of judged.filter((judgedGoal) => judgedGoal.met !== true)) {
+		out(`- ${goal.met === undefined ? "not measured" : "not met"}: ${goal.row}: ${goal.text}`);
+	}
+	for (const outcome of outcomes.filter((stepOutcome) => stepOutcome.problem)) {
+		out(`- step ${outcome.step}: ${outcome.problem}`);
+	}
+}
+process.exitCode = outcomes.some((outcome) => outcome.problem && !outcome.problem.endsWith("skipped")) ? 1 : 0;
