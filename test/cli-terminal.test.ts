@@ -91,6 +91,18 @@ describe("terminal output", () => {
 		expect(plain.text()).toBe("r\n");
 	});
 
+	it("writes JSON as it is to a pipe, and escaped but the same JSON on a terminal; a session's colour markers stay text", () => {
+		const value = { text: "a\u001b[2Jb\u009bc\u202ed\u2028e\ue00036\ue001f", n: [1, 2] };
+		const pipe = stream(false);
+		terminalOutput(pipe, stream(false), {}).json(value);
+		expect(pipe.text()).toBe(`${JSON.stringify(value, null, 2)}\n`);
+		const tty = stream(true);
+		terminalOutput(tty, stream(false), {}).json(value);
+		expect(tty.text()).not.toMatch(TERMINAL_CONTROL);
+		expect(tty.text()).toContain("\\u009b");
+		expect(JSON.parse(tty.text())).toEqual(value);
+	});
+
 	it("one line, and sizes", () => {
 		expect(oneLine("a\n\tb  c", 10)).toBe("a b c");
 		expect(oneLine("abcdefghijkl", 5)).toBe("abcd…");

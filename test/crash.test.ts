@@ -702,7 +702,7 @@ class Stepper<T> {
 	/** Perform the pending operation and resume the task with its outcome. */
 	async step(): Promise<void> {
 		// A task that ended, or failed, performs nothing more (its last operation must not run again).
-		if (this.done) return;
+		if (this.done || this.#step.done) return;
 		const { op, args } = this.#step.value;
 		let outcome: { value: unknown } | { error: unknown };
 		try {

@@ -27,6 +27,12 @@ export interface Output {
 	line(text?: string): void;
 	/** Write a document (an export) to standard output: its bytes as they are, made printable only on a terminal. */
 	write(text: string): void;
+	/**
+	 * Write a value as JSON (indented by two spaces) and a line feed: as it is to a pipe; on a terminal with
+	 * every character it would act on escaped as `\uXXXX`, which is the same JSON. Never coloured, so no text
+	 * of a session is taken for a colour marker.
+	 */
+	json(value: unknown): void;
 	/** A note for the user on standard error. */
 	note(text: string): void;
 	/** Colours for standard output (markers that `line` drops where colour is off). */
@@ -65,30 +71,18 @@ const colors = Object.fromEntries(
 	]),
 ) as unknown as Colors;
 
-/** Characters a terminal acts on instead of showing; line feeds and tabs are kept where `lines` says so. */
-function isControl(code: number, lines: boolean): boolean {
-	if (lines && (code === 0x0a || code === 0x09)) return false;
-	return (
-		code < 0x20 ||
-		(code >= 0x7f && code <= 0x9f) ||
-		code === 0x2028 ||
-		code === 0x2029 ||
-		(code >= 0x202a && code <= 0x202e) ||
-		(code >= 0x2066 && code <= 0x2069)
-	);
-}
+/** Characters a terminal acts on instead of showing (C0, DEL, C1, line and paragraph separators, bidi controls). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+/** The same, but for line feeds and tabs. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
+const CONTROLS_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+const escaped = (character: string) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
 /** `text` with every character a terminal would act on written as `\uXXXX` (line feeds and tabs kept when `lines`). */
 export function printable(text: string, lines = false): string {
-	let shown = "";
-	let start = 0;
-	for (let index = 0; index < text.length; index++) {
-		const code = text.charCodeAt(index);
-		if (!isControl(code, lines)) continue;
-		shown += `${text.slice(start, index)}\\u${code.toString(16).padStart(4, "0")}`;
-		start = index + 1;
-	}
-	return start === 0 ? text : shown + text.slice(start);
+	return text.replace(lines ? CONTROLS_BUT_LINES : CONTROLS, escaped);
 }
 
 function colorsOn(stream: Stream, env: Record<string, string | undefined>): boolean {
@@ -107,6 +101,10 @@ export function terminalOutput(
 	return {
 		line: (text = "") => stdout.write(`${finish(text)}\n`),
 		write: (text) => stdout.write(stdout.isTTY === true ? printable(text, true) : text),
+		json: (value) => {
+			const text = JSON.stringify(value, null, 2);
+			stdout.write(`${stdout.isTTY === true ? printable(text, true) : text}\n`);
+		},
 		note: (text) => stderr.write(`${printable(text, true).replace(MARKER, "")}\n`),
 		color: colors,
 		progress(label) {

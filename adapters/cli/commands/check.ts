@@ -85,7 +85,7 @@ function printJson(
 		migrationWarnings: found.migrationWarnings,
 	};
 	if (repairing) report.repair = done ? { ...done, problems: after?.problems ?? [] } : null;
-	context.output.line(JSON.stringify(report, null, 2));
+	context.output.json(report);
 }
 
 function printText(

@@ -38,7 +38,7 @@ export async function contextCommand(context: RunContext, name: string, options:
 			total = page.total;
 		}
 		if (options.json) {
-			output.line(JSON.stringify(answer, null, 2));
+			output.json(answer);
 			return;
 		}
 		const { color } = output;

@@ -103,7 +103,7 @@ export async function lsCommand(context: RunContext, options: LsOptions): Promis
 		output.note(skippedLinesNote(lines, outcome));
 	}
 	if (options.json) {
-		output.line(JSON.stringify(sessions, null, 2));
+		output.json(sessions);
 		return;
 	}
 	if (sessions.length === 0) {

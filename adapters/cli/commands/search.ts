@@ -270,7 +270,7 @@ export async function searchCommand(context: RunContext, query: string, options:
 		context.places(),
 	);
 	for (const { path, reason } of result.unreadable) output.note(`pi-sessions: could not read ${path}: ${reason}`);
-	if (options.json) output.line(JSON.stringify(result.matches, null, 2));
+	if (options.json) output.json(result.matches);
 	else printMatches(result, output.color, short, (text) => output.line(text));
 	output.note(summary(result, query, sessions.length, options.limit, short));
 }

@@ -20,7 +20,7 @@ export async function showCommand(
 		if (!entry) throw new CliError(`no entry ${entryId} in ${session.path}`);
 		const { output } = context;
 		if (options.json) {
-			output.line(JSON.stringify(entry, null, 2));
+			output.json(entry);
 			return;
 		}
 		const { color } = output;

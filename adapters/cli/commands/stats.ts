@@ -200,7 +200,7 @@ export async function statsCommand(context: RunContext, name: string, options: {
 		};
 		const { output } = context;
 		if (options.json) {
-			output.line(JSON.stringify(stats, null, 2));
+			output.json(stats);
 			return;
 		}
 		const { color } = output;

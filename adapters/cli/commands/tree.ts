@@ -201,7 +201,7 @@ export async function treeCommand(context: RunContext, name: string, options: Tr
 		const { output } = context;
 		if (options.json) {
 			const nodes = session.outline();
-			output.line(JSON.stringify({ sessionId: session.header.id, path: session.path, leafId, nodes }, null, 2));
+			output.json({ sessionId: session.header.id, path: session.path, leafId, nodes });
 			return;
 		}
 		const rows = treeRows(shapeOfTree(session.tree), options.full);
