@@ -4,7 +4,10 @@
  *
  * 1. Append cost against file size: awaited `appendMessage`s of ~500-byte corpus messages into a 1 KB and
  *    a 100 MB session, each opened for writing in a worker of its own (durability `group`, the stock
- *    worker's default, then `fsync`), in alternating blocks. Goal on OPFS: 100 MB ≤ 1.5× 1 KB.
+ *    worker's default, then `fsync`; `group` only with `--quick`), in alternating blocks, on OPFS and on
+ *    memory storage (the floor: nothing to flush; not with `--quick`). Goal on OPFS: 100 MB ≤ 1.5× 1 KB.
+ *    The same on ZenFS's `WebAccess` (the case `webaccess, appends`, a minute a round: in the default
+ *    run, or with `--only=webaccess`, not with `--only=appends`).
  * 2. Opening a 100 MB session in the worker, from OPFS and from memory storage. Goal: OPFS ≤ 1.3× memory.
  * 3. The main thread's worst frame (gaps between `requestAnimationFrame` callbacks; long tasks too) while
  *    the worker imports a 100 MB `Blob` and opens it. Goal: under 50 ms.
@@ -31,7 +34,10 @@
  *
  * Run: `npx tsx bench/browser.ts` (`--quick` for a short run; `BENCH_ROUNDS=n` to choose the rounds;
  * `--incognito` to run every case in an off-the-record context instead, where OPFS is kept in memory;
- * `--only=appends,open,frames` for some of the cases; `--only=huge`, `--only=huge4`: case 4 alone).
+ * `--only=appends,open,frames,webaccess` for some of the cases; `--only=huge`, `--only=huge4`: case 4
+ * alone). `npm run bench` runs `--only=appends,open` (`--quick --only=appends,open`: about a minute), and
+ * takes its rows (bench/suite/rows.ts): the OPFS appends at 1 KB and at 100 MB (memory storage's as the
+ * floor), and the 100 MB opens from OPFS and from memory storage, for writing and read-only.
  * @module
  */
 import { execFileSync } from "node:child_process";
@@ -48,11 +54,12 @@ import { browserPids, canTrackRss, rendererPids, trackRendererRss, WorkerTarget 
 import { addFile, buildPage, servePage } from "./browser/serve.ts";
 import { generateLinearSession } from "./generate.ts";
 import { ensureInput, type ScaleInput, type VariantName } from "./scale-inputs.ts";
+import { type BenchRow, type Measure, measureOf, reportRow } from "./suite/rows.ts";
 import { corpusMessages, median } from "./worker-support.ts";
 
 const quick = process.argv.includes("--quick");
 const incognito = process.argv.includes("--incognito");
-/** `--only=appends,open,frames`: run only the cases whose names start so (all by default). */
+/** `--only=appends,open,frames,webaccess`: run only the cases whose names start so (all by default). */
 const only = process.argv
 	.find((arg) => arg.startsWith("--only="))
 	?.slice("--only=".length)
@@ -155,6 +162,8 @@ interface Run {
 }
 
 let workerCount = 0;
+/** The browser's product and version (`HeadlessChrome/…`), asked of the first browser started. */
+let browserVersion = "?";
 
 /**
  * Start a fresh Chromium on a profile of its own (`launchPersistentContext`, with `launchChromium()`'s
@@ -196,6 +205,7 @@ async function openTab(run: Run, files: readonly string[]): Promise<Tab> {
 	await call("setMessages", run.messages);
 	for (const file of files) await call("load", file);
 	const cdp = await context.newCDPSession(page);
+	if (browserVersion === "?") browserVersion = (await cdp.send("Browser.getVersion")).product;
 	return {
 		end,
 		page,
@@ -813,20 +823,8 @@ function git(...args: string[]): string {
 
 // The run --------------------------------------------------------------------------------------------
 
-/** The browser's product and version (`HeadlessChrome/…`), from a browser started for the purpose. */
-async function chromiumVersion(run: Run): Promise<string> {
-	const tab = await openTab(run, []);
-	try {
-		const { product } = await tab.cdp.send("Browser.getVersion");
-		return product;
-	} finally {
-		await closeTab(tab, []);
-	}
-}
-
 /** What every report starts with: the browser, the machine, the commit, the load. */
 interface Preamble {
-	version: string;
 	commit: string;
 	started: number;
 	loadBefore: number[];
@@ -836,7 +834,7 @@ function printPreamble(preamble: Preamble, what: string): void {
 	const loadAfter = loadavg();
 	const cpu = cpus();
 	console.log(
-		`\nbrowser benchmarks — ${preamble.version} (headless, ${chromiumLaunchOptions.executablePath}, ` +
+		`\nbrowser benchmarks — ${browserVersion} (headless, ${chromiumLaunchOptions.executablePath}, ` +
 			`${incognito ? "an off-the-record context of a fresh browser per case: OPFS in memory (--incognito)" : "a fresh browser on a fresh profile on disk per case"}), ` +
 			`Node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
 	);
@@ -859,21 +857,26 @@ async function regularCases(
 	const appendPlans: AppendPlan[] = [
 		{
 			storage: "opfs",
-			durabilities: ["group", "fsync"],
+			durabilities: quick ? ["group"] : ["group", "fsync"],
 			warmup: OPFS_WARMUP,
 			blocks: OPFS_BLOCKS,
 			smallBlock: OPFS_BLOCK,
 			bigBlock: OPFS_BLOCK,
 		},
-		// The floor: the same appends to memory storage (nothing to flush), in the same kind of page.
-		{
-			storage: "memory",
-			durabilities: ["group"],
-			warmup: OPFS_WARMUP,
-			blocks: OPFS_BLOCKS,
-			smallBlock: OPFS_BLOCK,
-			bigBlock: OPFS_BLOCK,
-		},
+		// The floor: the same appends to memory storage (nothing to flush), in the same kind of page; not
+		// with `--quick`, which keeps to about a minute.
+		...(quick
+			? []
+			: [
+					{
+						storage: "memory",
+						durabilities: ["group"],
+						warmup: OPFS_WARMUP,
+						blocks: OPFS_BLOCKS,
+						smallBlock: OPFS_BLOCK,
+						bigBlock: OPFS_BLOCK,
+					} satisfies AppendPlan,
+				]),
 		{
 			storage: "webaccess",
 			durabilities: ["group"],
@@ -887,8 +890,9 @@ async function regularCases(
 	for (let round = 0; round < ROUNDS; round++) {
 		// The cases take turns; their order turns too from one round to the next.
 		const cases: [string, () => Promise<void>][] = [
+			// WebAccess's appends under a name of their own: `--only=appends` leaves out their minute a round.
 			...appendPlans.map((plan): [string, () => Promise<void>] => [
-				`appends, ${plan.storage}`,
+				plan.storage === "webaccess" ? "webaccess, appends" : `appends, ${plan.storage}`,
 				() => appendRound(run, fixtures, plan, round),
 			]),
 			...(["memory", "opfs"] as const).map((storage): [string, () => Promise<void>] => [
@@ -950,7 +954,9 @@ async function regularCases(
 	console.log(
 		`n: rounds (× timed appends per round). median and range: of the rounds' values (an append round's value is the median of its appends). ` +
 			`Appends: OPFS and memory ${OPFS_BLOCKS} blocks of ${OPFS_BLOCK} per session per round after ${OPFS_WARMUP} untimed; ` +
-			`WebAccess ${WEBACCESS_BLOCKS} blocks of ${WEBACCESS_SMALL_BLOCK} (1 KB) and of ${WEBACCESS_BIG_BLOCK} (100 MB) after ${WEBACCESS_WARMUP} untimed. ` +
+			(rows.has("append webaccess group small")
+				? `WebAccess ${WEBACCESS_BLOCKS} blocks of ${WEBACCESS_SMALL_BLOCK} (1 KB) and of ${WEBACCESS_BIG_BLOCK} (100 MB) after ${WEBACCESS_WARMUP} untimed. `
+				: "") +
 			`Ratios: 100 MB ÷ 1 KB (appends), ÷ memory storage (opens). Worst frames: met when the worst round is under the goal.`,
 	);
 	console.log(
@@ -958,6 +964,7 @@ async function regularCases(
 			`worker heap peak = Runtime.getHeapUsage (V8 heap + ArrayBuffer backing stores) of the timed worker, sampled every 20 ms, after a full GC. ` +
 			`Append rows: both workers share one renderer, so its peak is the page's with both sessions open.`,
 	);
+	reportSuiteRows(fixtures);
 	for (const kind of ["idle", "opfs", "memory"] as const) {
 		const reports = frameNotes.get(kind) ?? [];
 		if (reports.length === 0) continue;
@@ -979,6 +986,95 @@ async function regularCases(
 				}`,
 		);
 	}
+}
+
+// The suite's rows ---------------------------------------------------------------------------------------
+
+/** Names of the rows handed to `npm run bench` (a goal names another row by its name). */
+const SUITE_ROWS = {
+	appendSmall: "OPFS append, awaited, at 1 KB",
+	appendBig: "OPFS append, awaited, at 100 MB",
+	openOpfs: "open 100 MB from OPFS in the worker",
+	openMemory: "open 100 MB from memory storage in the worker",
+	openOpfsReadOnly: "open 100 MB read-only from OPFS in the worker",
+	openMemoryReadOnly: "open 100 MB read-only from memory storage in the worker",
+} as const;
+
+/** A row's figures over the rounds (with the renderer's peak RSS, where it is the case's own). */
+function measureOfRow(key: string, withRss: boolean): Measure | undefined {
+	const found = rows.get(key);
+	if (!found) return undefined;
+	return measureOf(found.values, withRss && found.rss.length === found.values.length ? found.rss : undefined);
+}
+
+const heapNote = (key: string): string => {
+	const found = rows.get(key);
+	return found?.heap.length ? `worker heap peak ${mb(found.heap)} MB` : "";
+};
+
+/** Hand the rows of cases 1 and 2 to the suite (bench/suite/rows.ts), for those that ran. */
+function reportSuiteRows(fixtures: Fixtures): void {
+	const { small, big } = fixtures;
+	const answer = (fixture: Fixture) =>
+		`${fixture.answer.entryCount.toLocaleString("en-US")} entries, context ${fixture.answer.contextLength.toLocaleString("en-US")} messages`;
+	const appendChecked = (fixture: Fixture) =>
+		`entry count and context length (${answer(fixture)}, then as many more as appended) equal to SessionTree's in Node, on opening and after the appends; the file ends with the last message appended`;
+	const openChecked = `entry count and context length equal to SessionTree's in Node for the same bytes (${answer(big)}), every open`;
+	const out: BenchRow[] = [];
+	const push = (row: BenchRow, needs: string) => {
+		if (rows.has(needs)) out.push(row);
+	};
+	for (const [size, fixture] of [
+		["small", small],
+		["big", big],
+	] as const) {
+		const key = `append opfs group ${size}`;
+		const fsync = rows.get(`append opfs fsync ${size}`);
+		const perRound = rows.get(key)?.perRound ?? 0;
+		const notes = [
+			`durability group (the stock worker's); median of ${perRound} timed appends of ~500-byte messages per round, in blocks alternating with the other session's`,
+			"floor: the same appends to memory storage",
+			fsync ? `with durability fsync ${fmt(fsync.median)} ms` : "",
+			heapNote(key),
+		];
+		const row: BenchRow = {
+			bench: "browser",
+			name: size === "small" ? SUITE_ROWS.appendSmall : SUITE_ROWS.appendBig,
+			size: { bytes: fixture.bytes, entries: fixture.answer.entryCount },
+			ours: measureOfRow(key, false),
+			floor: measureOfRow(`append memory group ${size}`, false),
+			checked: appendChecked(fixture),
+			note: notes.filter((note) => note !== "").join("; "),
+		};
+		if (size === "big") row.goals = [{ kind: "value", max: 1.5, relativeTo: SUITE_ROWS.appendSmall }];
+		push(row, key);
+	}
+	for (const [mode, opfsName, memoryName] of [
+		["write", SUITE_ROWS.openOpfs, SUITE_ROWS.openMemory],
+		["read-only", SUITE_ROWS.openOpfsReadOnly, SUITE_ROWS.openMemoryReadOnly],
+	] as const) {
+		for (const storage of ["opfs", "memory"] as const) {
+			const key = `open ${storage} ${mode}`;
+			const imported = rows.get(`import ${storage}`);
+			const notes = [
+				`Engine#open(path${mode === "read-only" ? ", { readOnly: true }" : ""}) awaited from the page, in a fresh browser each round`,
+				imported ? `its import of the 100 MB Blob ${fmt(imported.median)} ms` : "",
+				`RSS: the renderer's peak (page and worker)`,
+				heapNote(key),
+			];
+			const row: BenchRow = {
+				bench: "browser",
+				name: storage === "opfs" ? opfsName : memoryName,
+				size: { bytes: big.bytes, entries: big.answer.entryCount },
+				ours: measureOfRow(key, true),
+				checked: openChecked,
+				note: notes.filter((note) => note !== "").join("; "),
+			};
+			if (storage === "opfs") row.goals = [{ kind: "value", max: 1.3, relativeTo: memoryName }];
+			push(row, key);
+		}
+	}
+	for (const row of out) reportRow(row);
 }
 
 async function main(): Promise<void> {
@@ -1015,7 +1111,7 @@ async function main(): Promise<void> {
 			profiles,
 			incognito,
 		};
-		const preamble: Preamble = { version: await chromiumVersion(run), commit, started, loadBefore };
+		const preamble: Preamble = { commit, started, loadBefore };
 		if (regular) await regularCases(run, regular.fixtures, regular.messages, preamble, log);
 		if (huge.length > 0) {
 			const reports: HugeReport[] = [];
