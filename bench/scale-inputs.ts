@@ -16,7 +16,8 @@
  * few hundred entries, some keeping entries from before the previous one, some keeping none),
  * `text-1gb`, `image-1gb` (tool results carrying base64 PNG blocks of 100 KB–2 MB), `text-4gb` (only with
  * `--only text-4gb`, `--huge` or `PI_SCALE_HUGE=1`), and `home-1000` (a pi agent directory: 1,000 sessions
- * over 30 projects in pi's layout, ~300 MB, sizes log-normally skewed).
+ * over 30 projects in pi's layout, ~300 MB, sizes log-normally skewed; `bytes` scales the number of
+ * sessions with it). `ensureV1Input` makes a version 1 file of a linear input, for migrations.
  *
  * Run: `npx tsx bench/scale-inputs.ts --out DIR [--only NAME[,NAME…]] [--seed N] [--quick] [--huge]
  * [--synthetic] [--check-all | --no-check]`; `npm run bench:inputs` does the default set. After generating, it opens
@@ -42,7 +43,7 @@ import {
 	writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { encodeCwd, sessionFileName } from "../src/paths.ts";
 import { CORPUS_FILES, corpusDir, diskCorpus } from "../test/support/corpus.ts";
 import { seededUint32 } from "../test/support/random.ts";
@@ -928,6 +929,94 @@ function writeHome(
 		longestLineBytes: longest,
 		...counters,
 	};
+}
+
+// ————————————————————————————————————————— a v1 file —————————————————————————————————————————
+
+/** A version 1 session file made from a generated linear one (see `ensureV1Input`). */
+export interface V1Input {
+	/** `v1-of-linear-20mb`. */
+	name: string;
+	path: string;
+	bytes: number;
+	/** Entries after the header. */
+	entries: number;
+	compactions: number;
+	/** The v3 input it was made from. */
+	from: string;
+}
+
+/**
+ * A v1 session file made from a generated linear input (cached beside it, in `<its dir>-v1`): the header
+ * without a version, entries without `id` and `parentId` (v1 chains them in file order), each compaction's
+ * `firstKeptEntryId` as the `firstKeptEntryIndex` of that record (header included), and the label entries
+ * left out (v1 had none, and their `targetId` would point at nothing once ids are redrawn). Opening it
+ * migrates it: pi 1.6.0 draws fresh ids in place, ours with a backup.
+ */
+export function ensureV1Input(source: ScaleInput, log?: (line: string) => void): V1Input {
+	if (source.kind !== "file" || source.branches > 0) throw new Error(`${source.name}: only a linear file can be v1`);
+	const dir = `${source.dir}-v1`;
+	const metaPath = join(dir, "meta.json");
+	if (existsSync(metaPath)) return JSON.parse(readFileSync(metaPath, "utf8")) as V1Input;
+	log?.(`writing a v1 copy of ${source.name} in ${dir} …`);
+	const partial = `${dir}.partial-${process.pid}`;
+	rmSync(partial, { recursive: true, force: true });
+	mkdirSync(partial, { recursive: true });
+	const records = readFileSync(source.path, "utf8")
+		.split("\n")
+		.filter((line) => line !== "")
+		.map((line) => JSON.parse(line) as Record<string, unknown>);
+	// Where each entry lands in the v1 file; a label's place is taken by the entry after it.
+	const indexOf = new Map<unknown, number>();
+	const pendingLabels: unknown[] = [];
+	let kept = 1;
+	let previous: unknown = null;
+	for (const record of records.slice(1)) {
+		if (record.parentId !== previous) throw new Error(`${source.name}: entry ${record.id} is not on one chain`);
+		previous = record.id;
+		if (record.type === "label") {
+			pendingLabels.push(record.id);
+			continue;
+		}
+		for (const label of pendingLabels.splice(0)) indexOf.set(label, kept);
+		indexOf.set(record.id, kept++);
+	}
+	const path = join(partial, basename(source.path));
+	const writer = new LineWriter(path);
+	const { version: _version, ...header } = records[0] as Record<string, unknown>;
+	writer.line(JSON.stringify(header));
+	let entries = 0;
+	let compactions = 0;
+	for (const record of records.slice(1)) {
+		if (record.type === "label") continue;
+		const { id: _id, parentId: _parentId, firstKeptEntryId, ...rest } = record;
+		if (record.type === "compaction") {
+			const index = indexOf.get(firstKeptEntryId);
+			if (index === undefined) throw new Error(`${source.name}: compaction ${record.id} keeps from nowhere`);
+			rest.firstKeptEntryIndex = index;
+			compactions++;
+		}
+		writer.line(JSON.stringify(rest));
+		entries++;
+	}
+	writer.close();
+	const input: V1Input = {
+		name: `v1-of-${source.name}`,
+		path: join(dir, basename(source.path)),
+		bytes: writer.bytes,
+		entries,
+		compactions,
+		from: source.name,
+	};
+	writeFileSync(join(partial, "meta.json"), `${JSON.stringify(input, null, 1)}\n`);
+	try {
+		renameSync(partial, dir);
+	} catch (error) {
+		rmSync(partial, { recursive: true, force: true });
+		if (!existsSync(metaPath)) throw error;
+		return JSON.parse(readFileSync(metaPath, "utf8")) as V1Input;
+	}
+	return input;
 }
 
 // ————————————————————————————————————————— checking with pi 1.6 —————————————————————————————————————————

@@ -1,48 +1,75 @@
 /**
  * Benchmark at scale: opening 100 MB, 1 GB (and, with `--huge`, 4 GB) sessions, the context of a deep
- * leaf, and listing an agent directory of 1,000 sessions, side by side with pi 1.6.0, pi 0.73.1 and the
- * floor (reading the bytes; reading and `JSON.parse` of every line, the objects kept). Inputs come from
- * `bench/scale-inputs.ts` (seeded, cached under the system's temporary directory).
+ * leaf, `getTree()`, a fork of a long branch, the migration of a v1 file, listing agent directories of
+ * 1,000 and 250 sessions and finding the most recent of 1,000, side by side with pi 1.6.0 (and, for
+ * opens, pi 0.73.1 and the floor: reading the bytes; reading and `JSON.parse` of every line, the objects
+ * kept). Inputs come from `bench/scale-inputs.ts` (seeded, cached under the system's temporary directory).
  *
  * Every measurement runs in a fresh child process (this file's `scale/child.ts`, bundled with esbuild so
  * no TypeScript loader sits in it), so its peak RSS (`process.resourceUsage().maxRSS`) is its own; the
  * implementations take turns in every round (the order rotates), and each row shows the median over
  * the rounds with the range. The first round also checks every answer against pi 1.6.0's (entry count,
- * leaf, a digest of the leaf's context messages, of the last 50 of them, or of every listing row), and a
- * wrong answer fails the run. Absolute times on shared machines are noise; the ratios are the result.
+ * leaf, a digest of the leaf's context messages, of the last 50 of them, of every listing row, of the
+ * tree's nodes, of the files a fork or a migration wrote, the file found), and a wrong answer fails the
+ * run. Absolute times on shared machines are noise; the ratios are the result. Under `npm run bench`
+ * (`BENCH_ROWS` set) each figure is also handed to the suite as a row (bench/suite/rows.ts): "lazy open,
+ * linear 100 MB", "listAll cold, 1,000 sessions", …, the size measured in the name.
  *
- * Run: `npm run bench:scale` (about 8 minutes on 2 cores, plus about 30 s to generate the inputs once),
- * `npm run bench:scale -- --quick` (a fifth to a tenth of the sizes, under 2 minutes), `-- --huge` adds the
- * 4 GB open (about 20 more minutes, 4 GB of disk, children up to ~9 GB RSS); `--rounds N` (or `BENCH_ROUNDS`), `--only
- * linear,bushy,compaction-heavy,text-1gb,image-1gb,text-4gb,context,listing`, `--seed N`, `--synthetic`
- * (payloads without the corpus), `--inputs DIR` (input cache root).
+ * Run: `npm run bench:scale` (9–13 minutes on 2 cores, plus about 30 s to generate the inputs once),
+ * `npm run bench:scale -- --quick` (2 rounds; opens of 20 MB, the 1 GB inputs' stand-ins at 50 MB,
+ * listings of 250 and 100 sessions, the most recent of 250: about 90 s), `-- --huge` adds the 4 GB open
+ * (about 20 more minutes, 4 GB of disk, children up to ~9 GB RSS); `--rounds N` (or `BENCH_ROUNDS`),
+ * `--only linear,bushy,compaction-heavy,text-1gb,image-1gb,text-4gb,context,listing,tree,recent,fork,migration`,
+ * `--seed N`, `--synthetic` (payloads without the corpus), `--inputs DIR` (input cache root).
  * @module
  */
 import { constants as bufferConstants } from "node:buffer";
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, cpSync, mkdtempSync, openSync, readSync, rmSync, truncateSync } from "node:fs";
+import {
+	closeSync,
+	copyFileSync,
+	cpSync,
+	linkSync,
+	mkdirSync,
+	mkdtempSync,
+	openSync,
+	readSync,
+	rmSync,
+	statSync,
+	truncateSync,
+	utimesSync,
+} from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
 import {
 	type ContextImpl,
 	type ContextResult,
+	type ForkResult,
 	type ListImpl,
 	type ListResult,
+	type MigrateResult,
 	type OpenImpl,
 	type OpenResult,
+	type PairImpl,
 	type PiModules,
 	RESULT_MARKER,
+	type RecentResult,
 	type Result,
+	type Sample,
 	type Task,
+	type TreeResult,
 } from "./scale/protocol.ts";
 import {
 	ensureInput as ensureScaleInput,
+	ensureV1Input,
 	type HomeSession,
 	type ScaleInput,
+	type V1Input,
 	type VariantName,
 } from "./scale-inputs.ts";
+import { type BenchRow, type Goal, type Measure, measureOf, reportRow } from "./suite/rows.ts";
 
 const argv = process.argv.slice(2);
 const flag = (name: string): boolean => argv.includes(name);
@@ -63,6 +90,10 @@ const GROUPS = [
 	"text-4gb",
 	"context",
 	"listing",
+	"tree",
+	"recent",
+	"fork",
+	"migration",
 ] as const;
 type GroupName = (typeof GROUPS)[number];
 const ONLY = option("--only")
@@ -78,6 +109,10 @@ const wanted = (group: GroupName): boolean => (ONLY ? ONLY.includes(group) : gro
 /** pi 1.6 on 1 GB needs more than V8's default heap; every child of a big input gets the same limit. */
 const HEAP_FLAG = "--max-old-space-size=16384";
 const BIG_INPUT_BYTES = 500e6;
+/** Rounds of every group with `--quick`. */
+const QUICK_ROUNDS = 2;
+/** Sizes `--quick` uses instead of the inputs' own quick sizes (the 1 GB inputs' stand-ins: 50 MB). */
+const QUICK_BYTES: Partial<Record<VariantName, number>> = { "text-1gb": 50e6, "image-1gb": 50e6 };
 /** `readFileSync(path, "utf8")` (pi 0.73.1's read) cannot make a longer string. */
 const MAX_STRING_LENGTH = bufferConstants.MAX_STRING_LENGTH;
 
@@ -248,6 +283,62 @@ function rotate<T>(items: readonly T[], by: number): T[] {
 	return [...items.slice(shift), ...items.slice(0, shift)];
 }
 
+// ————————————————————————————————————————— rows for the suite —————————————————————————————————————————
+
+/**
+ * `linear-20mb` → `linear 20 MB`, `text-1gb` → `text 1 GB`: row names carry the size measured, so the rows
+ * of a quick run are not taken for a full run's.
+ */
+function inputLabel(name: string): string {
+	const match = /^(.*)-(\d+)(kb|mb|gb)$/.exec(name);
+	return match ? `${match[1]} ${match[2]} ${(match[3] as string).toUpperCase()}` : name;
+}
+
+/** A row's figures for the suite: none when it failed before a figure, or gave a wrong answer. */
+function measureOfRow(row: Row | undefined): Measure | undefined {
+	if (!row || row.wrong || row.ms.length === 0) return undefined;
+	return measureOf(row.ms, row.rss);
+}
+
+/** A row of the suite, from this script's rows: `ours`' wrong answer or failure becomes its `problem`. */
+interface SuiteRow extends Omit<BenchRow, "bench" | "ours" | "pi16" | "pi073" | "floor"> {
+	ours: Row | undefined;
+	pi16?: Row | undefined;
+	pi073?: Row | undefined;
+	floor?: Row | undefined;
+}
+
+const SUITE_NAMES = { pi16: "pi 1.6.0", pi073: "pi 0.73.1", floor: "the floor" } as const;
+
+function reportSuiteRow(row: SuiteRow): void {
+	const { ours, pi16, pi073, floor, ...rest } = row;
+	const out: BenchRow = { bench: "scale", ...rest };
+	const notes = rest.note ? [rest.note] : [];
+	const oursMeasure = measureOfRow(ours);
+	if (oursMeasure) out.ours = oursMeasure;
+	const problem =
+		rest.problem ?? (ours?.wrong ? `wrong answer: ${ours.wrong}` : ours?.error ? `failed: ${ours.error}` : undefined);
+	if (problem) out.problem = problem;
+	if (!ours) notes.push("ours not measured");
+	else if (ours.skipped && !oursMeasure) notes.push(ours.skipped);
+	for (const [key, other] of [
+		["pi16", pi16],
+		["pi073", pi073],
+		["floor", floor],
+	] as const) {
+		const measure = measureOfRow(other);
+		if (measure) out[key] = measure;
+		if (other?.error) notes.push(`${SUITE_NAMES[key]} failed: ${other.error}`);
+		else if (other?.note) notes.push(`${SUITE_NAMES[key]} ${other.note}`);
+		else if (other?.skipped) notes.push(`${SUITE_NAMES[key]}: ${other.skipped}`);
+	}
+	if (notes.length > 0) out.note = notes.join("; ");
+	reportRow(out);
+}
+
+const timeGoal = (max: number): Goal => ({ kind: "ratio", max, against: "pi16" });
+const rssGoal = (max: number): Goal => ({ kind: "rss", max, against: "pi16" });
+
 /** Read a file once, untimed, so the first measured child does not pay for a cold page cache. */
 function warmPageCache(path: string): void {
 	const fd = openSync(path, "r");
@@ -322,18 +413,25 @@ function openProblem(
 	return problems.length > 0 ? problems.join("; ") : undefined;
 }
 
+/** The rows of an open group: each open, ours lazy's page, and pi 1.6.0's context after its open. */
+type OpenRowKey = OpenImpl | "page" | "pi16-page";
+
 interface OpenGroupReport {
-	rows: Map<OpenImpl | "page", Row>;
+	rows: Map<OpenRowKey, Row>;
 	pi: OpenResult | undefined;
+	/** Whose context ours was checked against. */
+	referenceName: string | undefined;
 }
 
 async function openGroup(group: GroupName, input: ScaleInput, rounds: number): Promise<OpenGroupReport> {
 	const big = input.bytes >= BIG_INPUT_BYTES;
 	const timeoutMs = input.bytes >= 2e9 ? 45 * 60_000 : big ? 15 * 60_000 : 5 * 60_000;
 	const impls: OpenImpl[] = ["floor-scan", "floor-parse", "pi16", "pi073", "ours-full", "ours-lazy"];
-	const rows = new Map<OpenImpl | "page", Row>(impls.map((impl) => [impl, newRow(OPEN_LABELS[impl])]));
+	const rows = new Map<OpenRowKey, Row>(impls.map((impl) => [impl, newRow(OPEN_LABELS[impl])]));
 	const pageRow = newRow("ours lazy, then contextPage({ last: 50 }): the page alone");
 	rows.set("page", pageRow);
+	const piPageRow = newRow("pi 1.6.0, then buildSessionContext(), its last 50: the context alone");
+	rows.set("pi16-page", piPageRow);
 	let active = [...impls];
 	if (input.bytes > MAX_STRING_LENGTH) {
 		const skip = rows.get("pi073") as Row;
@@ -356,8 +454,9 @@ async function openGroup(group: GroupName, input: ScaleInput, rounds: number): P
 				row.rss.push(result.open.peakRssBytes);
 				row.rssBefore.push(result.rssBeforeBytes);
 				if (result.page) {
-					pageRow.ms.push(result.page.ms);
-					pageRow.rss.push(result.page.peakRssBytes);
+					const target = impl === "pi16" ? piPageRow : pageRow;
+					target.ms.push(result.page.ms);
+					target.rss.push(result.page.peakRssBytes);
 				}
 			} catch (error) {
 				row.error = message(error);
@@ -419,7 +518,7 @@ async function openGroup(group: GroupName, input: ScaleInput, rounds: number): P
 		TABLE_HEADER,
 		[...rows.entries()].map(([impl, row]) => {
 			const cells = rowCells(row, piRow, floor);
-			if (impl === "page") cells[3] = cells[4] = cells[5] = cells[6] = "";
+			if (impl === "page" || impl === "pi16-page") cells[3] = cells[4] = cells[5] = cells[6] = "";
 			return cells;
 		}),
 	);
@@ -440,7 +539,60 @@ async function openGroup(group: GroupName, input: ScaleInput, rounds: number): P
 			`pi 0.73.1 ${before("pi073")}, ours ${before("ours-full")}; the page row's RSS is the peak over open and page`,
 	);
 	for (const row of rows.values()) if (row.note) console.log(`note: ${row.label} ${row.note}`);
-	return { rows, pi };
+	return { rows, pi, referenceName: reference?.name };
+}
+
+/** The group's rows for the suite: the lazy and the full open, and the leaf's last page after a lazy open. */
+function reportOpenRows(group: GroupName, report: OpenGroupReport, input: ScaleInput): void {
+	const rows = report.rows;
+	const name = inputLabel(input.name);
+	const size = { bytes: input.bytes, entries: input.entries };
+	const oneGb = group === "text-1gb" || group === "image-1gb";
+	const withGoals = group !== "text-4gb";
+	const theirs = { pi16: rows.get("pi16"), pi073: rows.get("pi073"), floor: rows.get("floor-parse") };
+	const structure = report.pi
+		? "entry count and leaf, against pi 1.6.0's"
+		: "entry count and leaf, against the generator's";
+	const against = report.referenceName ?? "nothing (no context was built)";
+	const rssNote = "peak RSS of a fresh child; the floor: read in ranges and JSON.parse of every line, kept";
+	reportSuiteRow({
+		name: `lazy open, ${name}`,
+		ours: rows.get("ours-lazy"),
+		...theirs,
+		size,
+		plot: { chart: "open", label: "lazy" },
+		goals: withGoals ? [timeGoal(0.25), rssGoal(0.5), ...(oneGb ? [{ kind: "value", max: 3000 } as Goal] : [])] : [],
+		checked: `${structure}; contextPage({ last: 50 }) and the context's length against ${against}'s`,
+		note: rssNote,
+	});
+	reportSuiteRow({
+		name: `full open, ${name}`,
+		ours: rows.get("ours-full"),
+		...theirs,
+		size,
+		plot: { chart: "open", label: "full" },
+		goals: withGoals ? [timeGoal(0.9), rssGoal(1.0)] : [],
+		checked: `${structure}; a digest of the leaf's whole context against ${against}'s`,
+		note: rssNote,
+	});
+	const page = rows.get("page") as Row;
+	const lazy = rows.get("ours-lazy") as Row;
+	reportSuiteRow({
+		name: `leaf's last page (50 messages), ${name}`,
+		ours: page,
+		pi16: rows.get("pi16-page"),
+		size,
+		goals: oneGb ? [{ kind: "value", max: 100 }] : [],
+		checked: `the 50 messages and the context's length against ${against}'s`,
+		note:
+			"ours: contextPage({ last: 50 }) after a lazy open; pi 1.6.0: buildSessionContext() after its open, " +
+			"the last 50 kept; RSS is the peak over the open and the page",
+		...(lazy.wrong
+			? { problem: `wrong answer: ${lazy.wrong}` }
+			: lazy.error
+				? { problem: `failed: ${lazy.error}` }
+				: {}),
+	});
 }
 
 function openGoals(group: GroupName, report: OpenGroupReport, input: ScaleInput): void {
@@ -556,6 +708,27 @@ async function contextGroup(input: ScaleInput, rounds: number): Promise<void> {
 		0.3,
 		"×",
 	);
+	const size = { bytes: input.bytes, entries: input.entries };
+	const checked = "leaf = the deepest entry; a digest of every context message, against pi 1.6.0's";
+	const note = "in a fresh child after a full open (not timed); RSS is the child's peak, the open included";
+	reportSuiteRow({
+		name: `context of the deepest leaf, ${inputLabel(input.name)}`,
+		ours: firstRows.get("ours"),
+		pi16: piFirst,
+		size,
+		goals: [timeGoal(0.3)],
+		checked,
+		note: `buildSessionContext(), the first call after the open; ${note}`,
+	});
+	reportSuiteRow({
+		name: `context of the deepest leaf, repeated, ${inputLabel(input.name)}`,
+		ours: repeatRows.get("ours"),
+		pi16: piRepeat,
+		size,
+		goals: [timeGoal(0.3)],
+		checked,
+		note: `buildSessionContext(), median of 5 calls after the first; ${note}`,
+	});
 }
 
 // ————————————————————————————————————————— listing —————————————————————————————————————————
@@ -565,7 +738,7 @@ const PHASES = ["cold (first call in the process)", "warm (second call)", "warm 
 async function listingGroup(input: ScaleInput, rounds: number): Promise<void> {
 	const started = performance.now();
 	// A working copy: the appends between listings must not change the cached input.
-	const agentDir = join(scratch, "agent");
+	const agentDir = join(scratch, `agent-${input.name}`);
 	cpSync(input.path, agentDir, { recursive: true, preserveTimestamps: true });
 	const sessionsRoot = join(agentDir, "sessions");
 	const sessions = (input.sessions ?? []).map((session) => ({
@@ -705,19 +878,20 @@ async function listingGroup(input: ScaleInput, rounds: number): Promise<void> {
 	const ours = rows.get("ours") as Row[];
 	const catalog = rows.get("ours-catalog") as Row[];
 	const hasCatalog = (catalog[0] as Row).ms.length > 0;
-	goal("listing", "cold listAll time, ours ÷ pi 1.6.0", ratioOf(ours[0], piRows[0], "ms"), 0.35, "×");
-	goal("listing", "cold listAll RSS, ours ÷ pi 1.6.0", ratioOf(ours[0], piRows[0], "rss"), 0.5, "×");
+	const of = input.name;
+	goal("listing", `${of} cold listAll time, ours ÷ pi 1.6.0`, ratioOf(ours[0], piRows[0], "ms"), 0.35, "×");
+	goal("listing", `${of} cold listAll RSS, ours ÷ pi 1.6.0`, ratioOf(ours[0], piRows[0], "rss"), 0.5, "×");
 	if (hasCatalog) {
 		goal(
 			"listing",
-			"cold listAll time with the catalog, ours ÷ pi 1.6.0",
+			`${of} cold listAll time with the catalog, ours ÷ pi 1.6.0`,
 			ratioOf(catalog[0], piRows[0], "ms"),
 			0.35,
 			"×",
 		);
 		goal(
 			"listing",
-			"cold listAll RSS with the catalog, ours ÷ pi 1.6.0",
+			`${of} cold listAll RSS with the catalog, ours ÷ pi 1.6.0`,
 			ratioOf(catalog[0], piRows[0], "rss"),
 			0.5,
 			"×",
@@ -725,15 +899,305 @@ async function listingGroup(input: ScaleInput, rounds: number): Promise<void> {
 	}
 	const warm = hasCatalog ? catalog : ours;
 	const how = hasCatalog ? "with the catalog" : "without a catalog (the catalog rows are TODO)";
-	goal("listing", `warm listAll time ${how}, ours ÷ pi 1.6.0`, ratioOf(warm[1], piRows[1], "ms"), 0.02, "×");
+	goal("listing", `${of} warm listAll time ${how}, ours ÷ pi 1.6.0`, ratioOf(warm[1], piRows[1], "ms"), 0.02, "×");
 	goal(
 		"listing",
-		`warm after appends to 10 sessions ${how}, ours ÷ pi 1.6.0`,
+		`${of} warm after appends to 10 sessions ${how}, ours ÷ pi 1.6.0`,
 		ratioOf(warm[2], piRows[2], "ms"),
 		0.05,
 		"×",
 	);
 	rmSync(agentDir, { recursive: true, force: true });
+
+	const count = sessions.length.toLocaleString("en");
+	const size = { sessions: sessions.length, bytes: input.bytes, entries: input.entries };
+	const checked = pi
+		? "every row of the listing (path, id, cwd, name, parent, created, modified, message count, first message, all text), against pi 1.6.0's"
+		: "nothing: pi 1.6.0 gave no answer";
+	const note =
+		"in a fresh child: cold is its first listAll (the OS page cache warm), every row's allMessagesText read in the timing; RSS is the peak so far";
+	const catalogNote = hasCatalog
+		? "ours with { catalog } (written by the cold call before it)"
+		: "ours without a catalog (listAllSessions has no catalog option)";
+	reportSuiteRow({
+		name: `listAll cold, ${count} sessions`,
+		ours: ours[0],
+		pi16: piRows[0],
+		size,
+		plot: { chart: "listing", label: "cold" },
+		goals: [timeGoal(0.35), rssGoal(0.5)],
+		checked,
+		note: `ours without a catalog; ${note}`,
+	});
+	reportSuiteRow({
+		name: `listAll warm, ${count} sessions`,
+		ours: warm[1],
+		pi16: piRows[1],
+		size,
+		plot: { chart: "listing", label: "warm" },
+		goals: [timeGoal(0.02)],
+		checked,
+		note: `the second call in the child, nothing changed; ${catalogNote}; ${note}`,
+	});
+	reportSuiteRow({
+		name: `listAll warm after appends, ${count} sessions`,
+		ours: warm[2],
+		pi16: piRows[2],
+		size,
+		goals: [timeGoal(0.05)],
+		checked,
+		note: `the third call, after one user message appended (untimed) to 10 sessions; ${catalogNote}; ${note}`,
+	});
+}
+
+// ————————————————————————————————————————— one operation: getTree, the most recent session, a fork, a migration —————————————————————————————————————————
+
+const PAIR_IMPLS: readonly PairImpl[] = ["pi16", "ours"];
+
+interface PairRun<R extends Result> {
+	rows: Map<PairImpl, Row>;
+	/** The answers of round 1. */
+	first: Map<PairImpl, R>;
+	rounds: number;
+	seconds: number;
+}
+
+/**
+ * Rounds of one operation, pi 1.6.0 and ours taking turns, each in a fresh child with a working directory
+ * of its own (removed after it). `check` reads round 1's answers and says what is wrong with ours, which
+ * is then measured no more.
+ */
+async function pairRounds<R extends Result>(options: {
+	group: GroupName;
+	labels: Record<PairImpl, string>;
+	rounds: number;
+	task: (impl: PairImpl, workDir: string) => Task;
+	sample: (result: R) => Sample;
+	check: (ours: R, pi: R | undefined) => string[];
+}): Promise<PairRun<R>> {
+	const rows = new Map(PAIR_IMPLS.map((impl) => [impl, newRow(options.labels[impl])]));
+	const first = new Map<PairImpl, R>();
+	let active = [...PAIR_IMPLS];
+	const started = performance.now();
+	for (let round = 0; round < options.rounds; round++) {
+		for (const impl of rotate(active, round)) {
+			const row = rows.get(impl) as Row;
+			const workDir = join(scratch, `work-${options.group}-${impl}-${round}`);
+			try {
+				const result = (await runChild(options.task(impl, workDir), { big: false, timeoutMs: 5 * 60_000 })) as R;
+				if (round === 0) first.set(impl, result);
+				const sample = options.sample(result);
+				row.ms.push(sample.ms);
+				row.rss.push(sample.peakRssBytes);
+			} catch (error) {
+				row.error = message(error);
+				active = active.filter((other) => other !== impl);
+				if (impl === "ours") failures.push(`${options.group}: ${row.label} failed: ${row.error}`);
+			} finally {
+				rmSync(workDir, { recursive: true, force: true });
+			}
+		}
+		const ours = first.get("ours");
+		if (round === 0 && ours) {
+			const pi = first.get("pi16");
+			if (!pi) todos.push(`${options.group}: pi 1.6.0 gave no answer, so ours was not checked against it`);
+			const problems = options.check(ours, pi);
+			if (problems.length > 0) {
+				const row = rows.get("ours") as Row;
+				row.wrong = problems.join("; ");
+				active = active.filter((other) => other !== "ours");
+				failures.push(`${options.group}: ${row.label}: WRONG ANSWER: ${row.wrong}`);
+			}
+		}
+	}
+	return { rows, first, rounds: options.rounds, seconds: (performance.now() - started) / 1000 };
+}
+
+function printPairTable(title: string, what: string, run: PairRun<Result>, checked: string): void {
+	console.log(`\n### ${title}`);
+	console.log(`${what}; ${run.rounds} rounds; ${run.seconds.toFixed(0)} s`);
+	const pi = run.rows.get("pi16");
+	printTable(
+		TABLE_HEADER.slice(0, 5),
+		PAIR_IMPLS.map((impl) => rowCells(run.rows.get(impl) as Row, pi, undefined).slice(0, 5)),
+	);
+	console.log(`checked against pi 1.6.0 in round 1: ${checked}`);
+}
+
+/** What differs between two answer digests, or nothing. */
+function answerProblems(
+	what: string,
+	ours: { answer: { count: number; digest: string } },
+	pi: { answer: { count: number; digest: string }; checkError?: string } | undefined,
+): string[] {
+	if (!pi || pi.checkError) return [];
+	if (ours.answer.count !== pi.answer.count) return [`${ours.answer.count} ${what}, pi 1.6.0's ${pi.answer.count}`];
+	return ours.answer.digest === pi.answer.digest ? [] : [`the ${what} differ from pi 1.6.0's`];
+}
+
+async function treeGroup(input: ScaleInput, rounds: number): Promise<void> {
+	warmPageCache(input.path);
+	const run = await pairRounds<TreeResult>({
+		group: "tree",
+		labels: { pi16: "pi 1.6.0 getTree()", ours: "ours session.tree.getTree()" },
+		rounds,
+		task: (impl) => ({ kind: "tree", impl, path: input.path, modules: MODULES }),
+		sample: (result) => result.tree,
+		check: (ours, pi) => [
+			...(ours.answer.count === input.entries
+				? []
+				: [`${ours.answer.count} nodes, the file has ${input.entries} entries`]),
+			...answerProblems("nodes (id, label, children in order)", ours, pi),
+		],
+	});
+	const checked = "every node's id, label and children in order (a digest of the pre-order walk)";
+	printPairTable(
+		`getTree() of ${input.name}: ${input.entries.toLocaleString("en")} entries, ${input.branches} branches`,
+		"each child opens the file whole (not timed), then times getTree(); RSS is the child's peak, the open included",
+		run,
+		checked,
+	);
+	reportSuiteRow({
+		name: `getTree, ${inputLabel(input.name)}`,
+		ours: run.rows.get("ours"),
+		pi16: run.rows.get("pi16"),
+		size: { bytes: input.bytes, entries: input.entries },
+		checked: `${checked}, against pi 1.6.0's`,
+		note: "after a full open (not timed); RSS is the child's peak, the open included",
+	});
+}
+
+/**
+ * `findMostRecentSession` over one directory holding every session of `home` (hard links, so the files
+ * keep their times): pi 1.6.0's (what `continueRecent` calls before it opens the file) against ours.
+ */
+async function recentGroup(home: ScaleInput, rounds: number): Promise<void> {
+	const dir = join(scratch, "recent");
+	mkdirSync(dir, { recursive: true });
+	// The newest files: several when they share a time (the file system's clock is coarse).
+	let newest: { paths: string[]; mtimeMs: number } | undefined;
+	for (const session of home.sessions ?? []) {
+		const target = join(dir, basename(session.path));
+		try {
+			linkSync(session.path, target);
+		} catch {
+			copyFileSync(session.path, target);
+			const stat = statSync(session.path);
+			utimesSync(target, stat.atime, stat.mtime);
+		}
+		const { mtimeMs } = statSync(target);
+		if (!newest || mtimeMs > newest.mtimeMs) newest = { paths: [resolve(target)], mtimeMs };
+		else if (mtimeMs === newest.mtimeMs) newest.paths.push(resolve(target));
+	}
+	const count = home.sessions?.length ?? 0;
+	const run = await pairRounds<RecentResult>({
+		group: "recent",
+		labels: { pi16: "pi 1.6.0 findMostRecentSession(dir)", ours: "ours findMostRecentSession(dir)" },
+		rounds,
+		task: (impl) => ({ kind: "recent", impl, dir, modules: MODULES }),
+		sample: (result) => result.sample,
+		check: (ours, pi) => {
+			const problems: string[] = [];
+			const found = ours.path && resolve(ours.path);
+			if (pi && found !== (pi.path && resolve(pi.path))) problems.push(`found ${ours.path}, pi 1.6.0 ${pi.path}`);
+			if (newest && !newest.paths.includes(found ?? "")) {
+				problems.push(`found ${ours.path}, the newest file is ${newest.paths.join(" or ")}`);
+			}
+			return problems;
+		},
+	});
+	rmSync(dir, { recursive: true, force: true });
+	const ties =
+		newest && newest.paths.length > 1
+			? ` (${newest.paths.length} files share the newest mtime: the order of the directory decides)`
+			: "";
+	printPairTable(
+		`findMostRecentSession over ${count.toLocaleString("en")} sessions of ${home.name} in one directory`,
+		`no cwd filter${ties}; the OS page cache warm`,
+		run,
+		"the file found (and that it is the newest by mtime)",
+	);
+	reportSuiteRow({
+		name: `findMostRecentSession, ${count.toLocaleString("en")} sessions`,
+		ours: run.rows.get("ours"),
+		pi16: run.rows.get("pi16"),
+		size: { sessions: count, bytes: home.bytes },
+		checked: "the file found, against pi 1.6.0's, and that it is the newest by mtime",
+		note: `every session of ${home.name} in one directory (hard links), no cwd filter; pi 1.6.0: its exported findMostRecentSession, which continueRecent calls`,
+	});
+}
+
+async function forkGroup(input: ScaleInput, rounds: number): Promise<void> {
+	const leafId = input.deepestId as string;
+	warmPageCache(input.path);
+	const run = await pairRounds<ForkResult>({
+		group: "fork",
+		labels: {
+			pi16: "pi 1.6.0 createBranchedSession(deepest leaf)",
+			ours: "ours session.createBranchedSession(deepest leaf)",
+		},
+		rounds,
+		task: (impl, workDir) => ({ kind: "fork", impl, path: input.path, leafId, workDir, modules: MODULES }),
+		sample: (result) => result.fork,
+		check: (ours, pi) => [
+			...(ours.checkError ? [`reading the new file: ${ours.checkError}`] : []),
+			...answerProblems("lines of the new file", ours, pi),
+		],
+	});
+	const pi = run.first.get("pi16");
+	if (pi?.checkError) (run.rows.get("pi16") as Row).note = `wrote no file to check against: ${pi.checkError}`;
+	const checked =
+		"every line of the new file (the header without its id and timestamp, parentSession by file name, the ids of the labels it made numbered in order)";
+	printPairTable(
+		`Fork of the deepest leaf of ${input.name}: ${input.deepestDepth.toLocaleString("en")} entries on its path`,
+		"each child copies the file (not timed), opens the copy for writing, whole (not timed), then times the fork " +
+			"(written, no fsync); RSS is the child's peak, the open included",
+		run,
+		checked,
+	);
+	reportSuiteRow({
+		name: `fork of a long branch, ${inputLabel(input.name)}`,
+		ours: run.rows.get("ours"),
+		pi16: run.rows.get("pi16"),
+		size: { bytes: input.bytes, entries: input.deepestDepth },
+		checked: `${checked}, against pi 1.6.0's`,
+		note: "createBranchedSession of the deepest leaf after a full open for writing (not timed); RSS is the child's peak, the open included",
+	});
+}
+
+async function migrationGroup(v1: V1Input, rounds: number): Promise<void> {
+	warmPageCache(v1.path);
+	const run = await pairRounds<MigrateResult>({
+		group: "migration",
+		labels: {
+			pi16: "pi 1.6.0 SessionManager.open (migrates in place)",
+			ours: "ours Session.open (migrates, keeps a backup)",
+		},
+		rounds,
+		task: (impl, workDir) => ({ kind: "migrate", impl, path: v1.path, workDir, modules: MODULES }),
+		sample: (result) => result.migrate,
+		check: (ours, pi) => [
+			...(ours.checkError ? [`reading the migrated file: ${ours.checkError}`] : []),
+			...(ours.answer.count === v1.entries ? [] : [`${ours.answer.count} entries, the v1 file has ${v1.entries}`]),
+			...(ours.backupPath ? [] : ["no backup of the v1 file was kept"]),
+			...answerProblems("migrated lines", ours, pi),
+		],
+	});
+	const checked = "every line of the migrated file, each id replaced by its entry's index (both draw fresh ids)";
+	printPairTable(
+		`Migration of ${v1.name}: a v1 file of ${fmtMb(v1.bytes)} MB, ${v1.entries.toLocaleString("en")} entries, ${v1.compactions} compactions`,
+		"each child copies the file (not timed), then times the open for writing that migrates it to v3 and rewrites it; RSS is the child's peak",
+		run,
+		checked,
+	);
+	reportSuiteRow({
+		name: `migration of a v1 file, ${Math.round(v1.bytes / 1e6)} MB`,
+		ours: run.rows.get("ours"),
+		pi16: run.rows.get("pi16"),
+		size: { bytes: v1.bytes, entries: v1.entries },
+		checked: `${checked}, against pi 1.6.0's; ours kept a backup`,
+		note: `made from ${v1.from} (its labels left out); the open that migrates, on a copy of its own each`,
+	});
 }
 
 // ————————————————————————————————————————— main —————————————————————————————————————————
@@ -750,16 +1214,17 @@ function gitDescription(): string {
 
 async function main(): Promise<void> {
 	const started = performance.now();
-	const rounds = (full: number) => ROUNDS_OVERRIDE ?? (QUICK ? 3 : full);
+	const rounds = (full: number) => ROUNDS_OVERRIDE ?? (QUICK ? QUICK_ROUNDS : full);
 	console.log(
 		`## Scale benchmark${QUICK ? " (--quick: smaller inputs)" : ""} — node ${process.version}, ${cpus().length} cores, ` +
 			`${(totalmem() / 2 ** 30).toFixed(0)} GiB, at ${gitDescription()}, ${new Date().toISOString()}`,
 	);
-	const ensure = (name: VariantName): ScaleInput =>
+	const ensure = (name: VariantName, bytes?: number): ScaleInput =>
 		ensureScaleInput(name, {
 			seed: SEED,
 			quick: QUICK,
 			synthetic: flag("--synthetic"),
+			...(bytes === undefined ? {} : { bytes }),
 			...(option("--inputs") ? { root: option("--inputs") } : {}),
 			log: (line) => console.log(line),
 		});
@@ -783,21 +1248,38 @@ async function main(): Promise<void> {
 		["text-4gb", "text-4gb", 2],
 	];
 	const inputs = new Map<VariantName, ScaleInput>();
-	for (const [group, variant] of openGroups) if (wanted(group)) inputs.set(variant, ensure(variant));
-	if (wanted("context") && !inputs.has("linear-100mb")) inputs.set("linear-100mb", ensure("linear-100mb"));
-	if (wanted("listing")) inputs.set("home-1000", ensure("home-1000"));
-	for (const input of inputs.values()) {
-		console.log(`input ${input.name}: ${input.path} (${input.source} payloads, seed ${input.seed})`);
+	const input = (variant: VariantName): ScaleInput => {
+		const known = inputs.get(variant) ?? ensure(variant, QUICK ? QUICK_BYTES[variant] : undefined);
+		inputs.set(variant, known);
+		return known;
+	};
+	for (const [group, variant] of openGroups) if (wanted(group)) input(variant);
+	if (wanted("context") || wanted("fork") || wanted("migration")) input("linear-100mb");
+	if (wanted("tree")) input("bushy-100mb");
+	if (wanted("listing") || wanted("recent")) input("home-1000");
+	// A smaller agent directory beside it, so the listing chart has two sizes: 250 sessions (100 quick).
+	const smallHome = wanted("listing") ? ensure("home-1000", QUICK ? 30e6 : 75e6) : undefined;
+	const v1 = wanted("migration") ? ensureV1Input(input("linear-100mb"), (line) => console.log(line)) : undefined;
+	for (const each of [...inputs.values(), ...(smallHome ? [smallHome] : [])]) {
+		console.log(`input ${each.name}: ${each.path} (${each.source} payloads, seed ${each.seed})`);
 	}
+	if (v1) console.log(`input ${v1.name}: ${v1.path} (${fmtMb(v1.bytes)} MB, made from ${v1.from})`);
 
 	for (const [group, variant, fullRounds] of openGroups) {
 		if (!wanted(group)) continue;
-		const input = inputs.get(variant) as ScaleInput;
-		const report = await openGroup(group, input, rounds(fullRounds));
-		openGoals(group, report, input);
+		const report = await openGroup(group, input(variant), rounds(fullRounds));
+		openGoals(group, report, input(variant));
+		reportOpenRows(group, report, input(variant));
 	}
-	if (wanted("context")) await contextGroup(inputs.get("linear-100mb") as ScaleInput, rounds(5));
-	if (wanted("listing")) await listingGroup(inputs.get("home-1000") as ScaleInput, rounds(5));
+	if (wanted("context")) await contextGroup(input("linear-100mb"), rounds(5));
+	if (wanted("tree")) await treeGroup(input("bushy-100mb"), rounds(5));
+	if (wanted("fork")) await forkGroup(input("linear-100mb"), rounds(3));
+	if (v1) await migrationGroup(v1, rounds(3));
+	if (wanted("listing")) {
+		await listingGroup(input("home-1000"), rounds(5));
+		if (smallHome) await listingGroup(smallHome, rounds(3));
+	}
+	if (wanted("recent")) await recentGroup(input("home-1000"), rounds(5));
 
 	console.log("\n### Goals");
 	for (const { text, met } of goals) console.log(`- ${met === undefined ? "?" : met ? "met" : "NOT met"}: ${text}`);

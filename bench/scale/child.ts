@@ -7,35 +7,55 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { appendFileSync, closeSync, existsSync, openSync, readSync } from "node:fs";
+import {
+	appendFileSync,
+	closeSync,
+	copyFileSync,
+	existsSync,
+	mkdirSync,
+	openSync,
+	readFileSync,
+	readSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { SessionManager as Pi073SessionManager } from "@mariozechner/pi-coding-agent";
 import { createNodeStorage } from "../../adapters/node.ts";
 import {
 	type ContextPage,
 	type ContextPageRequest,
+	findMostRecentSession,
 	type ListOptions,
 	listAllSessions,
+	runTask,
 	Session,
 	type SessionContext,
 	type SessionInfo,
+	type SessionTreeNode,
 } from "../../src/index.ts";
 import type { pi16 as Pi16 } from "../../test/support/pi16.ts";
 import {
+	type AnswerDigest,
 	type ContextDigest,
 	type ContextResult,
+	type ForkResult,
 	type ListPhase,
 	type ListResult,
+	type MigrateResult,
 	type OpenResult,
 	RESULT_MARKER,
+	type RecentResult,
 	type Result,
 	type Sample,
 	type Task,
+	type TreeResult,
 } from "./protocol.ts";
 
 type Pi16Manager = (typeof Pi16)["SessionManager"];
 interface Pi16Module {
 	SessionManager: Pi16Manager & { listAll(): Promise<SessionInfo[]> };
+	/** Exported "for testing"; `continueRecent` calls it, then opens the file it finds. */
+	findMostRecentSession(sessionDir: string, cwd?: string): string | null;
 }
 interface Pi073Module {
 	SessionManager: typeof Pi073SessionManager;
@@ -156,7 +176,22 @@ async function open(task: Extract<Task, { kind: "open" }>): Promise<OpenResult> 
 				impl === "pi16" ? (manager as ReturnType<Pi16Manager["open"]>).getEntryCount() : manager.getEntries().length,
 			leafId: manager.getLeafId(),
 		};
-		if (check) checkContext(result, () => manager.buildSessionContext() as unknown as SessionContext);
+		if (impl === "pi16") {
+			// pi 1.6.0's way to the leaf's last 50 messages: the whole context, then its tail (timed every round).
+			try {
+				const { value, sample: pageSample } = await timed(() => {
+					const context = manager.buildSessionContext() as unknown as SessionContext;
+					return { context, last: lastMessages(context, 50) };
+				});
+				result.page = pageSample;
+				if (check) {
+					result.context = digestContext(value.context);
+					result.last50 = digestContext(value.last);
+				}
+			} catch (error) {
+				result.checkError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+			}
+		} else if (check) checkContext(result, () => manager.buildSessionContext() as unknown as SessionContext);
 		return result;
 	}
 	const storage = createNodeStorage();
@@ -277,10 +312,183 @@ async function list(task: Extract<Task, { kind: "list" }>): Promise<ListResult> 
 	return result;
 }
 
+const describeError = (error: unknown): string =>
+	error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+/** Pre-order over the roots: each node's id, label and number of children (which fixes the shape). */
+function digestTree(roots: readonly SessionTreeNode[]): AnswerDigest {
+	const hash = createHash("sha256");
+	let count = 0;
+	const stack = [...roots].reverse();
+	for (let node = stack.pop(); node; node = stack.pop()) {
+		count++;
+		hash.update(`${node.entry.id} ${node.label ?? ""} ${node.children.length}\n`);
+		for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i] as SessionTreeNode);
+	}
+	return { count, digest: hash.digest("hex").slice(0, 32) };
+}
+
+async function tree(task: Extract<Task, { kind: "tree" }>): Promise<TreeResult> {
+	let getTree: () => SessionTreeNode[];
+	let openSample: Sample;
+	if (task.impl === "pi16") {
+		const { SessionManager } = await importModule<Pi16Module>(task.modules.pi16);
+		const { value: manager, sample } = await timed(() => SessionManager.open(task.path));
+		openSample = sample;
+		getTree = () => manager.getTree();
+	} else {
+		const storage = createNodeStorage();
+		const { value: session, sample } = await timed(() =>
+			Session.open(storage, task.path, { readOnly: true, load: "full" }),
+		);
+		openSample = sample;
+		getTree = () => session.tree.getTree();
+	}
+	const { value: roots, sample } = await timed(getTree);
+	return { kind: "tree", open: openSample, tree: sample, answer: digestTree(roots) };
+}
+
+async function recent(task: Extract<Task, { kind: "recent" }>): Promise<RecentResult> {
+	if (task.impl === "pi16") {
+		const pi = await importModule<Pi16Module>(task.modules.pi16);
+		const { value, sample } = await timed(() => pi.findMostRecentSession(task.dir));
+		return { kind: "recent", sample, path: value };
+	}
+	const storage = createNodeStorage();
+	const { value, sample } = await timed(() => runTask(findMostRecentSession(task.dir), storage));
+	return { kind: "recent", sample, path: value };
+}
+
+/** A working copy of `path` in `workDir` (untimed). */
+function copyInto(path: string, workDir: string): string {
+	mkdirSync(workDir, { recursive: true });
+	const copy = join(workDir, basename(path));
+	copyFileSync(path, copy);
+	return copy;
+}
+
+/** The JSON lines of a file, parsed. */
+function records(path: string): Record<string, unknown>[] {
+	return readFileSync(path, "utf8")
+		.split("\n")
+		.filter((line) => line.trim() !== "")
+		.map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+function digestLines(lines: readonly string[]): AnswerDigest {
+	const hash = createHash("sha256");
+	for (const line of lines) hash.update(`${line}\n`);
+	return { count: lines.length - 1, digest: hash.digest("hex").slice(0, 32) };
+}
+
+/**
+ * A branched file as both must write it: the header without its fresh id and timestamp (its
+ * `parentSession` by file name: each wrote next to its own copy), the entries as written, except that
+ * the label entries the fork made get ids numbered in order (both draw them at random).
+ */
+function digestForked(path: string): AnswerDigest {
+	const labels = new Map<string, string>();
+	const lines = records(path).map((record) => {
+		if (record.type === "session") {
+			const { id: _id, timestamp: _timestamp, parentSession, ...rest } = record;
+			return JSON.stringify([rest, typeof parentSession === "string" ? basename(parentSession) : parentSession]);
+		}
+		if (record.type === "label" && typeof record.id === "string") labels.set(record.id, `label-${labels.size}`);
+		const parentId = typeof record.parentId === "string" ? (labels.get(record.parentId) ?? record.parentId) : null;
+		return JSON.stringify({ ...record, id: labels.get(record.id as string) ?? record.id, parentId });
+	});
+	return digestLines(lines);
+}
+
+/** A migrated file with every id (both draw them at random) replaced by the index of its entry. */
+function digestMigrated(path: string): AnswerDigest {
+	const all = records(path);
+	const index = new Map<unknown, string>();
+	all.forEach((record, at) => {
+		if (record.type !== "session") index.set(record.id, `#${at}`);
+	});
+	const lines = all.map((record) => {
+		const copy: Record<string, unknown> = { ...record };
+		for (const key of ["id", "parentId", "firstKeptEntryId", "targetId", "fromId"]) {
+			if (record.type !== "session" && typeof copy[key] === "string") copy[key] = index.get(copy[key]) ?? copy[key];
+		}
+		return JSON.stringify(copy);
+	});
+	return digestLines(lines);
+}
+
+async function fork(task: Extract<Task, { kind: "fork" }>): Promise<ForkResult> {
+	const copy = copyInto(task.path, task.workDir);
+	let openSample: Sample;
+	let forkSample: Sample;
+	let forked: string | undefined;
+	if (task.impl === "pi16") {
+		const { SessionManager } = await importModule<Pi16Module>(task.modules.pi16);
+		const opened = await timed(() => SessionManager.open(copy));
+		openSample = opened.sample;
+		const done = await timed(() => opened.value.createBranchedSession(task.leafId));
+		forkSample = done.sample;
+		forked = done.value;
+	} else {
+		const storage = createNodeStorage();
+		const opened = await timed(() => Session.open(storage, copy));
+		openSample = opened.sample;
+		const done = await timed(() => opened.value.createBranchedSession(task.leafId));
+		forkSample = done.sample;
+		forked = done.value;
+		await opened.value.close();
+	}
+	const result: ForkResult = { kind: "fork", open: openSample, fork: forkSample, answer: { count: 0, digest: "" } };
+	try {
+		if (!forked) throw new Error("createBranchedSession returned no file");
+		result.answer = digestForked(forked);
+	} catch (error) {
+		result.checkError = describeError(error);
+	}
+	return result;
+}
+
+async function migrate(task: Extract<Task, { kind: "migrate" }>): Promise<MigrateResult> {
+	const copy = copyInto(task.path, task.workDir);
+	let sample: Sample;
+	let backupPath: string | undefined;
+	if (task.impl === "pi16") {
+		const { SessionManager } = await importModule<Pi16Module>(task.modules.pi16);
+		sample = (await timed(() => SessionManager.open(copy))).sample;
+	} else {
+		const storage = createNodeStorage();
+		const opened = await timed(() => Session.open(storage, copy));
+		sample = opened.sample;
+		backupPath = opened.value.report.migratedFrom?.backupPath;
+		await opened.value.close();
+	}
+	const result: MigrateResult = { kind: "migrate", migrate: sample, answer: { count: 0, digest: "" } };
+	if (backupPath !== undefined) result.backupPath = backupPath;
+	try {
+		result.answer = digestMigrated(copy);
+	} catch (error) {
+		result.checkError = describeError(error);
+	}
+	return result;
+}
+
 async function run(task: Task): Promise<Result> {
-	if (task.kind === "open") return open(task);
-	if (task.kind === "context") return context(task);
-	return list(task);
+	switch (task.kind) {
+		case "open":
+			return open(task);
+		case "context":
+			return context(task);
+		case "list":
+			return list(task);
+		case "tree":
+			return tree(task);
+		case "recent":
+			return recent(task);
+		case "fork":
+			return fork(task);
+		case "migrate":
+			return migrate(task);
+	}
 }
 
 const task = JSON.parse(process.argv[2] ?? "null") as Task | null;

@@ -8,6 +8,8 @@
 export type OpenImpl = "floor-scan" | "floor-parse" | "pi16" | "pi073" | "ours-full" | "ours-lazy";
 export type ListImpl = "pi16" | "ours" | "ours-catalog";
 export type ContextImpl = "pi16" | "ours";
+/** The one-operation rows (getTree, findMostRecentSession, a fork, a migration): pi 1.6.0 against ours. */
+export type PairImpl = "pi16" | "ours";
 
 /** Where the pi session managers are (imported by file path in the child). */
 export interface PiModules {
@@ -27,7 +29,18 @@ export type Task =
 			/** Lines appended (untimed) before the third listing. */
 			appends: { path: string; line: string }[];
 			modules: PiModules;
-	  };
+	  }
+	/** Open whole (untimed), then time `getTree()`. */
+	| { kind: "tree"; impl: PairImpl; path: string; modules: PiModules }
+	/** Time `findMostRecentSession(dir)` (no cwd filter). */
+	| { kind: "recent"; impl: PairImpl; dir: string; modules: PiModules }
+	/**
+	 * Copy `path` into `workDir` (untimed), open the copy for writing, whole (untimed), then time
+	 * `createBranchedSession(leafId)`; the new file is read back (untimed) for the check.
+	 */
+	| { kind: "fork"; impl: PairImpl; path: string; leafId: string; workDir: string; modules: PiModules }
+	/** Copy the v1 file `path` into `workDir` (untimed), then time the open for writing that migrates it. */
+	| { kind: "migrate"; impl: PairImpl; path: string; workDir: string; modules: PiModules };
 
 /** One timed step: wall time, and the process's peak RSS (`resourceUsage().maxRSS`) right after it. */
 export interface Sample {
@@ -57,7 +70,10 @@ export interface OpenResult {
 	checkError?: string;
 	/** Messages in the whole context, as the page reports them (ours lazy). */
 	pageTotal?: number;
-	/** Ours lazy: `contextPage({ last: 50 })` after the open, when `Session` has it. */
+	/**
+	 * Ours lazy: `contextPage({ last: 50 })` after the open, when `Session` has it; pi 1.6.0: its
+	 * `buildSessionContext()` after the open, of which the last 50 messages are the page.
+	 */
 	page?: Sample;
 	pageSupported?: boolean;
 }
@@ -89,7 +105,52 @@ export interface ListResult {
 	catalogWritten?: boolean;
 }
 
-export type Result = OpenResult | ContextResult | ListResult;
+/** A digest of an answer that is a file's or a tree's content, with its size. */
+export interface AnswerDigest {
+	/** Tree nodes, entries of the file written, …: what `digest` covers. */
+	count: number;
+	digest: string;
+}
+
+export interface TreeResult {
+	kind: "tree";
+	open: Sample;
+	/** `getTree()`; RSS is the peak over the open and it. */
+	tree: Sample;
+	/** Pre-order over the roots: each node's id, label and number of children. */
+	answer: AnswerDigest;
+}
+
+export interface RecentResult {
+	kind: "recent";
+	sample: Sample;
+	/** The file found, or `null`. */
+	path: string | null;
+}
+
+export interface ForkResult {
+	kind: "fork";
+	open: Sample;
+	/** `createBranchedSession`; RSS is the peak over the open and it. */
+	fork: Sample;
+	/** The new file's lines, its header without id and timestamp, the ids of the labels it made renumbered. */
+	answer: AnswerDigest;
+	/** Why the answer could not be read (the figures still stand). */
+	checkError?: string;
+}
+
+export interface MigrateResult {
+	kind: "migrate";
+	/** The open that migrates and rewrites the file. */
+	migrate: Sample;
+	/** The migrated file's lines, every id replaced by the index of its entry. */
+	answer: AnswerDigest;
+	/** Ours: the backup the migration kept, if any. */
+	backupPath?: string;
+	checkError?: string;
+}
+
+export type Result = OpenResult | ContextResult | ListResult | TreeResult | RecentResult | ForkResult | MigrateResult;
 
 /** The child prints its answer on one stdout line starting with this. */
 export const RESULT_MARKER = "@@scale-result ";
