@@ -137,14 +137,21 @@ function* headerOrNull(path: string): Task<SessionHeader | null> {
  * const path = await runTask(findMostRecentSession("/s/--project--", "/project"), storage);
  */
 export function* findMostRecentSession(dir: string, cwd?: CwdFilter): Task<string | null> {
-	let best: { path: string; mtimeMs: number } | null = null;
+	// Newest first (ties in the directory's order), and only as many headers read as it takes: a file
+	// that is no session, or of another cwd, gives way to the next.
+	const files: { path: string; mtimeMs: number }[] = [];
 	for (const path of yield* jsonlFiles(dir)) {
-		const header = yield* headerOrNull(path);
-		if (!header || !cwdMatches(cwd, header.cwd)) continue;
 		const stat = yield* io("stat", path);
-		if (stat && (!best || stat.mtimeMs > best.mtimeMs)) best = { path, mtimeMs: stat.mtimeMs };
+		if (stat) files.push({ path, mtimeMs: Number.isNaN(stat.mtimeMs) ? -Infinity : stat.mtimeMs });
 	}
-	return best?.path ?? null;
+	const newestFirst = files
+		.map((file, order) => ({ ...file, order }))
+		.sort((a, b) => b.mtimeMs - a.mtimeMs || a.order - b.order);
+	for (const { path } of newestFirst) {
+		const header = yield* headerOrNull(path);
+		if (header && cwdMatches(cwd, header.cwd)) return path;
+	}
+	return null;
 }
 
 /**
