@@ -23,7 +23,7 @@ export const STEPS: readonly Step[] = [
 		script: "bench/scale.ts",
 		full: [],
 		quick: ["--quick"],
-		timeoutMinutes: { full: 15, quick: 3 },
+		timeoutMinutes: { full: 20, quick: 3 },
 	},
 	{
 		name: "context",
