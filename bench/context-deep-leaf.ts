@@ -3,7 +3,9 @@
  * one path, side by side with pi 1.6.0's and pi 0.73.1's `buildSessionContext` and with the floor
  * (`JSON.parse` of every line). Absolute times on shared machines are noise; the ratios are the result.
  * Beside each time: the heap the call left allocated (measured before any collection), as its memory cost.
- * Run: `npm run bench`.
+ * Every context is checked to be pi 1.6.0's, as a whole, before anything is timed.
+ * Run: `npx tsx bench/context-deep-leaf.ts [--quick]` (`--quick`: a 20 MB session, 7 samples after 2 warm-up
+ * rounds); under `npm run bench` (bench/run.ts) it reports its rows to the suite.
  * @module
  */
 import {
@@ -13,10 +15,13 @@ import {
 import { buildSessionContext as pi16BuildSessionContext } from "../node_modules/pi-coding-agent-1.6/dist/core/session-manager.js";
 import { buildSessionContext, type SessionContext, type SessionEntry, SessionTree } from "../src/index.ts";
 import { generateLinearSession } from "./generate.ts";
-import { relaunchWithGc } from "./worker-support.ts";
+import { type BenchRow, type Measure, measureOf, reportRow } from "./suite/rows.ts";
+import { firstDifference, isQuick, relaunchWithGc, sizeText } from "./worker-support.ts";
 
-const WARMUP = 3;
-const SAMPLES = 11;
+const QUICK = isQuick();
+const TARGET_BYTES = QUICK ? 20e6 : 100e6;
+const WARMUP = QUICK ? 2 : 3;
+const SAMPLES = QUICK ? 7 : 11;
 /** Pause after each gc(): V8 sweeps concurrently, and on a small machine that work would land in the sample. */
 const SETTLE_MS = 100;
 const settle = new Int32Array(new SharedArrayBuffer(4));
@@ -59,18 +64,14 @@ function median(values: readonly number[]): number {
 	return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-/** Throws unless our context is pi's, so the table never compares wrong answers. */
-function assertSameContext(name: string, ours: SessionContext, pis: unknown): void {
-	const expected = pis as SessionContext;
-	if (ours.messages.length !== expected.messages.length) {
-		throw new Error(`${name}: ${ours.messages.length} messages, pi has ${expected.messages.length}`);
-	}
-	if (JSON.stringify(ours) !== JSON.stringify(expected)) throw new Error(`${name}: context differs from pi's`);
+/** Where a context differs from pi 1.6.0's (the whole of it: messages, thinking level, model), or undefined. */
+function contextDifference(context: unknown, reference: SessionContext): string | undefined {
+	return firstDifference(context, reference);
 }
 
 function main(): void {
 	let start = performance.now();
-	const session = generateLinearSession();
+	const session = generateLinearSession({ targetBytes: TARGET_BYTES });
 	const generatedMs = performance.now() - start;
 	const { records, lines } = session;
 	// Same arrays and map for both implementations; the casts only bridge the two packages' type declarations.
@@ -89,10 +90,15 @@ function main(): void {
 		pi16BuildSessionContext(piEntries as never, leafId, withMap ? (piById as never) : undefined);
 	const pi073 = (withMap: boolean) => pi073BuildSessionContext(piEntries, leafId, withMap ? piById : undefined);
 	const reference = pi16(true) as unknown as SessionContext;
-	assertSameContext("pi 0.73.1", pi073(true) as unknown as SessionContext, reference);
-	assertSameContext("buildSessionContext with byId", buildSessionContext(entries, leafId, byId), reference);
-	assertSameContext("buildSessionContext without byId", buildSessionContext(entries, leafId), reference);
-	assertSameContext("SessionTree#buildSessionContext", tree.buildSessionContext(leafId), reference);
+	// Every answer against pi 1.6.0's with the map given, before timing: a wrong one marks its row.
+	const differences = {
+		pi16WithoutMap: contextDifference(pi16(false), reference),
+		pi073WithMap: contextDifference(pi073(true), reference),
+		pi073WithoutMap: contextDifference(pi073(false), reference),
+		oursWithMap: contextDifference(buildSessionContext(entries, leafId, byId), reference),
+		oursWithoutMap: contextDifference(buildSessionContext(entries, leafId), reference),
+		oursTree: contextDifference(tree.buildSessionContext(leafId), reference),
+	};
 
 	const cases: Case[] = [
 		{
@@ -130,7 +136,8 @@ function main(): void {
 
 	const mb = (bytes: number): string => (bytes / 1e6).toFixed(2);
 	console.log(
-		`context of the deepest leaf — node ${process.version}, median of ${SAMPLES} samples after ${WARMUP} warm-up`,
+		`context of the deepest leaf — node ${process.version}, median of ${SAMPLES} samples after ${WARMUP} warm-up` +
+			(QUICK ? " (--quick)" : ""),
 	);
 	const gc = typeof globalThis.gc === "function" ? `yes, then ${SETTLE_MS} ms to settle` : "no (no --expose-gc)";
 	console.log(`  gc between samples: ${gc}`);
@@ -138,10 +145,15 @@ function main(): void {
 		`session: ${entries.length} entries on one path, ${mb(session.bytes)} MB (${session.bytes} bytes) of JSONL, ` +
 			`${session.compactions} compactions, ${session.labels} labels; generated in ${(generatedMs / 1000).toFixed(1)} s`,
 	);
+	const wrong = Object.entries(differences).filter(([, difference]) => difference !== undefined);
 	console.log(
 		`leaf context: ${reference.messages.length} messages, thinking level ${reference.thinkingLevel}, ` +
-			`model ${reference.model?.provider}/${reference.model?.modelId}; identical to pi's (checked)`,
+			`model ${reference.model?.provider}/${reference.model?.modelId}; ` +
+			(wrong.length === 0
+				? "every case's is pi 1.6.0's (checked, whole)"
+				: `DIFFERS from pi 1.6.0's in ${wrong.length}`),
 	);
+	for (const [name, difference] of wrong) console.log(`  ${name}: ${difference}`);
 	console.log(`SessionTree.fromRecords (once, not in the table): ${treeMs.toFixed(1)} ms\n`);
 	console.log(`${"case".padEnd(52)}${"median ms".padStart(11)}${"÷ floor".padStart(10)}${"heap MB".padStart(10)}`);
 	cases.forEach((benchCase, index) => {
@@ -157,6 +169,54 @@ function main(): void {
 	console.log(`  pi 1.6.0, map built inside the call      ${speedUp(pi16BuildsMap, oursBuildsMap)}`);
 	console.log(`  pi 1.6.0 with byId vs SessionTree        ${speedUp(pi16WithMap, oursTree)}`);
 	console.log(`  pi 0.73.1, byId given                    ${speedUp(pi073WithMap, oursWithMap)}`);
+
+	// The suite's rows: each figure the medians and ranges of its case's samples.
+	const of = (index: number): Measure | undefined => measureOf(samples[index]?.ms ?? []);
+	const size = `linear ${sizeText(session.bytes)}`;
+	const checked = "the whole context (every message, thinking level, model), equal to pi 1.6.0's with byId given";
+	const problemOf = (...names: (keyof typeof differences)[]): string | undefined => {
+		const found = names.flatMap((name) => (differences[name] ? [`${name}: ${differences[name]}`] : []));
+		return found.length > 0 ? `context differs from pi 1.6.0's: ${found.join("; ")}` : undefined;
+	};
+	const pi073Note = (name: keyof typeof differences): string | undefined =>
+		differences[name] ? `pi 0.73.1's context differs from pi 1.6.0's (${differences[name]})` : undefined;
+	const base = {
+		bench: "context-deep-leaf",
+		size: { bytes: session.bytes, entries: entries.length },
+		floor: of(0),
+		checked,
+	} satisfies Partial<BenchRow>;
+	const rows: BenchRow[] = [
+		{
+			...base,
+			name: `context of the deepest leaf (buildSessionContext), ${size}`,
+			ours: of(5),
+			pi16: of(1),
+			pi073: of(3),
+			goals: [{ kind: "ratio", max: 0.3, against: "pi16" }],
+			note: pi073Note("pi073WithMap") ?? "each given the id map (byId); floor: JSON.parse of every line",
+			problem: problemOf("oursWithMap"),
+		},
+		{
+			...base,
+			name: `context of the deepest leaf (buildSessionContext, map built inside), ${size}`,
+			ours: of(6),
+			pi16: of(2),
+			pi073: of(4),
+			note: pi073Note("pi073WithoutMap") ?? "no byId given: each builds its id map inside the call",
+			problem: problemOf("oursWithoutMap", "pi16WithoutMap"),
+		},
+		{
+			...base,
+			name: `context of the deepest leaf (SessionTree#buildSessionContext), ${size}`,
+			ours: of(7),
+			pi16: of(1),
+			pi073: of(3),
+			note: "ours from the tree an open session holds; pi's buildSessionContext with byId",
+			problem: problemOf("oursTree"),
+		},
+	];
+	for (const row of rows) reportRow(row);
 }
 
 if (!relaunchWithGc()) main();

@@ -91,17 +91,18 @@ export function median(values: readonly number[]): number {
 }
 
 /**
- * Re-run this script in a child with `--expose-gc`, so the benchmark can collect between cases and keep
- * one case's garbage out of the next one's figures. Returns true in the parent (which then only waits).
+ * Re-run this script in a child with `--expose-gc` (and `nodeFlags`, such as a larger heap), so the
+ * benchmark can collect between cases and keep one case's garbage out of the next one's figures. Returns
+ * true in the parent (which then only waits).
  */
-export function relaunchWithGc(): boolean {
+export function relaunchWithGc(nodeFlags: readonly string[] = []): boolean {
 	if (typeof globalThis.gc === "function" || process.env.BENCH_RELAUNCHED) return false;
 	const { status } = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
 		stdio: "inherit",
 		env: {
 			...process.env,
 			BENCH_RELAUNCHED: "1",
-			NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --expose-gc`.trim(),
+			NODE_OPTIONS: [process.env.NODE_OPTIONS ?? "", "--expose-gc", ...nodeFlags].join(" ").trim(),
 		},
 	});
 	process.exitCode = status ?? 1;
@@ -164,4 +165,51 @@ export function messageSequence(count: number): AgentMessage[] {
 /** Milliseconds with a fixed number of decimals, padded to `width`. */
 export function ms(value: number, width = 10, decimals = 1): string {
 	return value.toFixed(decimals).padStart(width);
+}
+
+/** Whether the script was started with `--quick` (the suite's quick run: fewer rounds, smaller inputs). */
+export function isQuick(): boolean {
+	return process.argv.includes("--quick");
+}
+
+/** `100 MB`, `1 GB`, `20 MB`: an input size as a row name says it. */
+export function sizeText(bytes: number): string {
+	return bytes >= 1e9 ? `${Number((bytes / 1e9).toFixed(1))} GB` : `${Math.round(bytes / 1e6)} MB`;
+}
+
+/** `1,000`. */
+export function count(value: number): string {
+	return value.toLocaleString("en-US");
+}
+
+/**
+ * Where two answers first differ, or undefined when they are the same as JSON would see them: keys in any
+ * order, an `undefined` member the same as a missing one, a `Date` as its ISO text. The path names the
+ * member (`$[3].message.content[0]`) and both values, shortened.
+ */
+export function firstDifference(ours: unknown, theirs: unknown, path = "$"): string | undefined {
+	const a = ours instanceof Date ? ours.toISOString() : ours;
+	const b = theirs instanceof Date ? theirs.toISOString() : theirs;
+	if (Object.is(a, b)) return undefined;
+	const shown = (value: unknown): string => (JSON.stringify(value) ?? String(value)).slice(0, 120);
+	if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
+		return `${path}: ${shown(a)} ≠ ${shown(b)}`;
+	}
+	if (Array.isArray(a) !== Array.isArray(b)) return `${path}: ${shown(a)} ≠ ${shown(b)}`;
+	if (Array.isArray(a) && Array.isArray(b)) {
+		if (a.length !== b.length) return `${path}: ${a.length} items ≠ ${b.length}`;
+		for (let i = 0; i < a.length; i++) {
+			const difference = firstDifference(a[i], b[i], `${path}[${i}]`);
+			if (difference) return difference;
+		}
+		return undefined;
+	}
+	const left = a as Record<string, unknown>;
+	const right = b as Record<string, unknown>;
+	const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
+	for (const key of keys) {
+		const difference = firstDifference(left[key], right[key], `${path}.${key}`);
+		if (difference) return difference;
+	}
+	return undefined;
 }
