@@ -18,18 +18,13 @@ import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { SessionManager } from "../adapters/pi-compat.ts";
 import { messageText } from "../src/entry-text.ts";
-import * as errors from "../src/errors.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 import { pi16 } from "./support/pi16.ts";
 import { seededRandom } from "./support/random.ts";
+import { isTyped } from "./support/typed-errors.ts";
 
 const RUNS = Number(process.env.FAULT_RUNS ?? "") || 60;
 const SEED = Number(process.env.FAULT_SEED ?? "") || undefined;
-
-const TYPED = (Object.values(errors) as unknown[]).filter(
-	(value): value is abstract new (...args: never[]) => Error =>
-		typeof value === "function" && value.prototype instanceof Error,
-);
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -86,7 +81,7 @@ function attempt<T>(what: string, run: () => T): T | undefined {
 	try {
 		return run();
 	} catch (error) {
-		if (!TYPED.some((type) => error instanceof type)) {
+		if (!isTyped(error)) {
 			throw new Error(
 				`${what}: untyped error ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
 			);

@@ -28,6 +28,7 @@ import {
 	onSessionFile,
 } from "./support/faulty-storage.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
+import { isTyped } from "./support/typed-errors.ts";
 
 const temporary: string[] = [];
 afterAll(() => {
@@ -51,12 +52,6 @@ const decoder = new TextDecoder();
 const user = (text: string) => userMessage(text, 1);
 const assistant = (text: string) => assistantMessage(text, { timestamp: 2 });
 
-/** The errors the package may throw at a caller: every class of src/errors.ts. */
-const TYPED = (Object.values(errors) as unknown[]).filter(
-	(value): value is abstract new (...args: never[]) => Error =>
-		typeof value === "function" && value.prototype instanceof Error,
-);
-
 /** The rejection of `promise`, which must be one of the package's typed errors. */
 async function typedRejection(promise: Promise<unknown>): Promise<Error> {
 	const outcome = await promise.then(
@@ -64,10 +59,7 @@ async function typedRejection(promise: Promise<unknown>): Promise<Error> {
 		(error: unknown) => error,
 	);
 	if (outcome === undefined) throw new Error("expected a rejection, but the promise fulfilled");
-	expect(
-		TYPED.some((type) => outcome instanceof type),
-		`typed error, not ${String(outcome)}`,
-	).toBe(true);
+	expect(isTyped(outcome), `typed error, not ${String(outcome)}`).toBe(true);
 	return outcome as Error;
 }
 
@@ -76,10 +68,7 @@ async function settled<T>(promise: Promise<T>): Promise<{ value: T } | { error: 
 	try {
 		return { value: await promise };
 	} catch (error) {
-		expect(
-			TYPED.some((type) => error instanceof type),
-			`typed error, not ${String(error)}`,
-		).toBe(true);
+		expect(isTyped(error), `typed error, not ${String(error)}`).toBe(true);
 		return { error: error as Error };
 	}
 }

@@ -34,7 +34,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
-import * as errors from "../src/errors.ts";
 import { listSessions, Session, SessionTree, type Storage } from "../src/index.ts";
 import { sessionFixtures } from "./fixtures/generate.ts";
 import { CORPUS_FILES, diskCorpus } from "./support/corpus.ts";
@@ -42,6 +41,7 @@ import { comparable, concat, sessionFileArbitrary } from "./support/listing-sess
 import { applyOps, opsArbitrary } from "./support/ops.ts";
 import { applyOp16, ops16Arbitrary, type Target16 } from "./support/ops16.ts";
 import { expectSameReads } from "./support/same-reads.ts";
+import { isTyped } from "./support/typed-errors.ts";
 
 const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? "") || 0;
 const FUZZ_SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
@@ -67,21 +67,11 @@ const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
 // Typed errors, time bounds -----------------------------------------------------------------------
 
-/** The errors the package may throw at a caller: every class of src/errors.ts (so a new one counts at once). */
-const TYPED = (Object.values(errors) as unknown[]).filter(
-	(value): value is abstract new (...args: never[]) => Error =>
-		typeof value === "function" && value.prototype instanceof Error,
-);
-
 class UntypedError extends Error {
 	override name = "UntypedError";
 }
 class HangError extends Error {
 	override name = "HangError";
-}
-
-function isTyped(error: unknown): boolean {
-	return TYPED.some((type) => error instanceof type);
 }
 
 function describeError(error: unknown): string {

@@ -14,20 +14,15 @@ import fc from "fast-check";
 import { expect } from "vitest";
 import type { SessionEntry } from "../../src/entries.ts";
 import { messageText } from "../../src/entry-text.ts";
-import * as errors from "../../src/errors.ts";
 import { type Durability, Session } from "../../src/session.ts";
 import type { Storage } from "../../src/storage.ts";
 import { type Fault, faultyStorage } from "./faulty-storage.ts";
 import { assistantMessage, userMessage } from "./messages.ts";
 import { seededRandom } from "./random.ts";
+import { isTyped } from "./typed-errors.ts";
 
 /** A call that has not settled by then is a hang. */
 const CALL_MS = 10_000;
-
-const TYPED = (Object.values(errors) as unknown[]).filter(
-	(value): value is abstract new (...args: never[]) => Error =>
-		typeof value === "function" && value.prototype instanceof Error,
-);
 
 /** `run()`'s value, or undefined when it rejected with a typed error; an untyped error or a hang fails. */
 async function attempt<T>(what: string, run: () => Promise<T>): Promise<T | undefined> {
@@ -38,7 +33,7 @@ async function attempt<T>(what: string, run: () => Promise<T>): Promise<T | unde
 	try {
 		return await Promise.race([run(), hang]);
 	} catch (error) {
-		if (!TYPED.some((type) => error instanceof type)) {
+		if (!isTyped(error)) {
 			throw new Error(
 				`${what}: untyped error ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
 			);
