@@ -6,7 +6,9 @@
  * Options: `--quick` (small inputs, few rounds: a few minutes), `--json` (the rows and goals as JSON on
  * standard output instead of the table), `--charts DIR` (write the SVG charts of bench/suite/charts.ts
  * there), `--only NAME,…` (some steps), `--logs DIR` (where each step's output goes; default a temporary
- * directory, named at the end). A step that fails or runs out of time is reported, and the run goes on.
+ * directory, named at the end; its `rows.jsonl` holds the rows), `--from FILE` (no run: the table, JSON and
+ * charts of the rows an earlier run saved). A step that fails or runs out of time is reported, and the run
+ * goes on.
  * @module
  */
 import { spawn } from "node:child_process";
@@ -27,6 +29,7 @@ const { values } = parseArgs({
 		charts: { type: "string" },
 		only: { type: "string" },
 		logs: { type: "string" },
+		from: { type: "string" },
 	},
 });
 
@@ -39,8 +42,8 @@ for (const name of only ?? []) {
 const steps = STEPS.filter((step) => !only || only.includes(step.name));
 const logs = values.logs ?? mkdtempSync(join(tmpdir(), "pi-bench-"));
 mkdirSync(logs, { recursive: true });
-const rowsFile = join(logs, "rows.jsonl");
-rmSync(rowsFile, { force: true });
+const rowsFile = values.from ?? join(logs, "rows.jsonl");
+if (!values.from) rmSync(rowsFile, { force: true });
 const TSX = join(process.cwd(), "node_modules", ".bin", "tsx");
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -89,7 +92,7 @@ function runStep(step: Step): Promise<StepOutcome> {
 
 const started = performance.now();
 const outcomes: StepOutcome[] = [];
-for (const step of steps) {
+for (const step of values.from ? [] : steps) {
 	if (step.browser && !existsSync("/usr/bin/chromium")) {
 		outcomes.push({ step: step.name, seconds: 0, problem: "no Chromium at /usr/bin/chromium: skipped" });
 		continue;
@@ -122,7 +125,11 @@ if (values.json) {
 	);
 } else {
 	const out = (line = "") => process.stdout.write(`${line}\n`);
-	out(`${values.quick ? "Quick" : "Full"} run, ${seconds.toFixed(0)} s, on ${machine}; logs in ${logs}`);
+	out(
+		values.from
+			? `Rows of ${values.from}`
+			: `${values.quick ? "Quick" : "Full"} run, ${seconds.toFixed(0)} s, on ${machine}; logs in ${logs}`,
+	);
 	out();
 	for (const line of renderTable(rows, judged)) out(line);
 	out();

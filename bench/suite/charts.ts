@@ -60,22 +60,30 @@ export function chartsOf(rows: readonly BenchRow[]): Chart[] {
 	return charts.filter((chart) => chart.series.some((series) => series.points.length > 0));
 }
 
+/**
+ * Open rows by implementation: one point per size (in whole MB; the inputs of one size, linear, bushy and
+ * compaction-heavy, averaged).
+ */
 function openSeries(rows: readonly BenchRow[], y: (measure: Measure) => number | undefined): Series[] {
-	const series = new Map<string, Map<number, number>>();
+	const sums = new Map<string, Map<number, { total: number; count: number }>>();
 	const add = (name: string, x: number, measure: Measure | undefined) => {
 		const value = measure && y(measure);
 		if (value === undefined || !(value > 0)) return;
-		const points = series.get(name) ?? new Map<number, number>();
-		series.set(name, points);
-		points.set(x, value);
+		const points = sums.get(name) ?? new Map<number, { total: number; count: number }>();
+		sums.set(name, points);
+		const sum = points.get(x) ?? { total: 0, count: 0 };
+		points.set(x, { total: sum.total + value, count: sum.count + 1 });
 	};
 	for (const row of rows) {
-		const x = (row.size?.bytes as number) / 1e6;
+		const x = Math.round((row.size?.bytes as number) / 1e6);
 		add(`ours, ${row.plot?.label}`, x, row.ours);
 		add("pi 1.6.0", x, row.pi16);
 		add("pi 0.73.1", x, row.pi073);
 		add("floor (JSON.parse)", x, row.floor);
 	}
+	const series = new Map(
+		[...sums].map(([name, points]) => [name, new Map([...points].map(([x, sum]) => [x, sum.total / sum.count]))]),
+	);
 	return toSeries(series);
 }
 
