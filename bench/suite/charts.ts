@@ -149,6 +149,7 @@ export function renderChart(chart: Chart): string {
 		((Math.log10(y) - Math.log10(yLow)) / (Math.log10(yHigh) - Math.log10(yLow))) * plotHeight;
 	const parts: string[] = [
 		`<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12">`,
+		`<title>${escapeXml(chart.title)}</title>`,
 		`<rect width="${WIDTH}" height="${HEIGHT}" fill="white"/>`,
 		`<text x="${MARGIN.left}" y="22" font-size="15" font-weight="bold">${escapeXml(chart.title)}</text>`,
 	];

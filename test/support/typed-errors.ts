@@ -8,8 +8,7 @@ import * as errors from "../../src/errors.ts";
 type ErrorClass = abstract new (...args: never[]) => Error;
 
 export const TYPED: ErrorClass[] = (Object.values(errors) as unknown[]).filter(
-	(value): value is ErrorClass =>
-		typeof value === "function" && value.prototype instanceof Error,
+	(value): value is ErrorClass => typeof value === "function" && value.prototype instanceof Error,
 );
 
 /** Whether `error` is an instance of one of the package's error classes. */
