@@ -63,9 +63,12 @@ function runStep(step: Step): Promise<StepOutcome> {
 	const started = performance.now();
 	say(`bench: ${step.name} (${step.script} ${args.join(" ")}), log ${log}`);
 	return new Promise((resolve) => {
+		// A process group of its own: tsx runs the script in a child, which starts children of its own
+		// (scale's, Chromium), and a step that runs out of time is stopped whole.
 		const child = spawn(TSX, [step.script, ...args], {
 			env: { ...process.env, BENCH_ROWS: rowsFile },
 			stdio: ["ignore", "pipe", "pipe"],
+			detached: true,
 		});
 		const chunks: Buffer[] = [];
 		child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -73,7 +76,11 @@ function runStep(step: Step): Promise<StepOutcome> {
 		let timedOut = false;
 		const timer = setTimeout(() => {
 			timedOut = true;
-			child.kill("SIGKILL");
+			try {
+				process.kill(-(child.pid as number), "SIGKILL");
+			} catch {
+				child.kill("SIGKILL");
+			}
 		}, minutes * 60_000);
 		child.on("close", (code, signal) => {
 			clearTimeout(timer);
@@ -93,8 +100,9 @@ function runStep(step: Step): Promise<StepOutcome> {
 const started = performance.now();
 const outcomes: StepOutcome[] = [];
 for (const step of values.from ? [] : steps) {
-	if (step.browser && !existsSync("/usr/bin/chromium")) {
-		outcomes.push({ step: step.name, seconds: 0, problem: "no Chromium at /usr/bin/chromium: skipped" });
+	const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+	if (step.browser && !existsSync(chromium)) {
+		outcomes.push({ step: step.name, seconds: 0, problem: `no Chromium at ${chromium}: skipped` });
 		continue;
 	}
 	outcomes.push(await runStep(step));
@@ -137,8 +145,13 @@ if (values.json) {
 	for (const goal of judged.filter((judgedGoal) => judgedGoal.met !== true)) {
 		out(`- ${goal.met === undefined ? "not measured" : "not met"}: ${goal.row}: ${goal.text}`);
 	}
+	for (const row of rows.filter((benchRow) => benchRow.problem)) out(`- problem: ${row.name}: ${row.problem}`);
 	for (const outcome of outcomes.filter((stepOutcome) => stepOutcome.problem)) {
-		out(`- step ${outcome.step}: ${outcome.problem}`);
+		out(`- step ${outcome.step}: ${outcome.problem} (its rows and goals are missing above)`);
 	}
+	for (const row of rows.filter((benchRow) => benchRow.note)) out(`- note: ${row.name}: ${row.note}`);
 }
-process.exitCode = outcomes.some((outcome) => outcome.problem && !outcome.problem.endsWith("skipped")) ? 1 : 0;
+const failed =
+	rows.some((row) => row.problem) ||
+	outcomes.some((outcome) => outcome.problem && !outcome.problem.endsWith("skipped"));
+process.exitCode = failed ? 1 : 0;
