@@ -137,17 +137,15 @@ function* headerOrNull(path: string): Task<SessionHeader | null> {
  * const path = await runTask(findMostRecentSession("/s/--project--", "/project"), storage);
  */
 export function* findMostRecentSession(dir: string, cwd?: CwdFilter): Task<string | null> {
-	// Newest first (ties in the directory's order), and only as many headers read as it takes: a file
-	// that is no session, or of another cwd, gives way to the next.
+	// Newest first (the sort is stable: ties in the directory's order), and only as many headers read as it
+	// takes: a file that is no session, or of another cwd, gives way to the next.
 	const files: { path: string; mtimeMs: number }[] = [];
 	for (const path of yield* jsonlFiles(dir)) {
 		const stat = yield* io("stat", path);
 		if (stat) files.push({ path, mtimeMs: Number.isNaN(stat.mtimeMs) ? -Infinity : stat.mtimeMs });
 	}
-	const newestFirst = files
-		.map((file, order) => ({ ...file, order }))
-		.sort((a, b) => b.mtimeMs - a.mtimeMs || a.order - b.order);
-	for (const { path } of newestFirst) {
+	files.sort((a, b) => (a.mtimeMs === b.mtimeMs ? 0 : b.mtimeMs - a.mtimeMs));
+	for (const { path } of files) {
 		const header = yield* headerOrNull(path);
 		if (header && cwdMatches(cwd, header.cwd)) return path;
 	}

@@ -245,17 +245,10 @@ export function runTaskSync<T>(task: Task<T>, storage: SyncStorage): T {
 /**
  * The name an adapter writes a file under before it gives it its own (an exclusive create, a replace):
  * `<path>.<8 hex digits>.tmp`. One left behind by a writer that was killed is removed by the next one to
- * open the session for writing (`isTemporaryOf`).
+ * open the session for writing (`temporaryOf`).
  */
 export function temporaryName(path: string): string {
 	return `${path}.${randomUuid().slice(0, 8)}.tmp`;
-}
-
-/** Whether the file name `name` is a temporary file of the file named `of` (see `temporaryName`). */
-export function isTemporaryOf(name: string, of: string): boolean {
-	return (
-		name.length === of.length + 13 && name.startsWith(`${of}.`) && /^\.[0-9a-f]{8}\.tmp$/.test(name.slice(of.length))
-	);
 }
 
 /** Which of a file's writes a temporary file is of (see `temporaryOf`). */

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import { IMPORT_CHUNK_BYTES } from "../src/import-session-file.ts";
 import { Engine, type Storage, StorageError } from "../src/index.ts";
-import { isTemporaryOf } from "../src/storage.ts";
+import { temporaryOf } from "../src/storage.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 import { nodeStorageFixture } from "./support/node-storage-fixture.ts";
 
@@ -124,7 +124,7 @@ describe.each(storages)("importSessionFile of a Blob bigger than its chunk, %s",
 		const appended = new Set(recorded.calls.filter((call) => call.op === "append").map((call) => call.path));
 		expect(appended.size).toBe(1);
 		const [temporary] = [...appended];
-		expect(isTemporaryOf(temporary?.slice(dir.length + 1) ?? "", "imported.jsonl")).toBe(true);
+		expect(temporaryOf(temporary?.slice(dir.length + 1) ?? "")).toEqual({ of: "imported.jsonl", part: "file" });
 		expect(recorded.calls.filter((call) => call.op === "append")).toHaveLength(3);
 
 		const opened = await engine.open(path, { readOnly: true });

@@ -86,10 +86,10 @@ describe("temporary files a killed writer left", () => {
 	it("are removed by the next writer to open the session; other files are not", async () => {
 		const { createMemoryStorage } = await import("../adapters/zenfs.ts");
 		const { Session } = await import("../src/session.ts");
-		const { isTemporaryOf } = await import("../src/storage.ts");
-		expect(isTemporaryOf("a.jsonl.0123abcd.tmp", "a.jsonl")).toBe(true);
-		expect(isTemporaryOf("a.jsonl.lock.0123abcd.tmp", "a.jsonl")).toBe(false);
-		expect(isTemporaryOf("a.jsonl.0123ABCD.tmp", "a.jsonl")).toBe(false);
+		const { temporaryOf } = await import("../src/storage.ts");
+		expect(temporaryOf("a.jsonl.0123abcd.tmp")).toEqual({ of: "a.jsonl", part: "file" });
+		expect(temporaryOf("a.jsonl.lock.0123abcd.tmp")?.part).toBe("lock");
+		expect(temporaryOf("a.jsonl.0123ABCD.tmp")).toBeUndefined();
 		const storage = await createMemoryStorage();
 		await storage.mkdir("/s");
 		const header = '{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n';
