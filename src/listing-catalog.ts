@@ -258,20 +258,27 @@ export interface LoadedCatalog {
 	texts?: FileVersion;
 }
 
+/** A catalog's text: how to decode it, and the UTF-8 bytes it is decoded from (not for a text kept as JSON). */
+interface StoredText {
+	decode: () => string;
+	utf8?: () => Uint8Array;
+}
+
 /**
  * The text `ref` names in `texts` (the texts file's bytes from `from`): `undefined` if it is not there
  * whole and sound, else how to decode it (when first asked: its hash is checked now).
  */
-function textAt(texts: Uint8Array, from: number, ref: TextRef, trusted: boolean): (() => string) | undefined {
+function textAt(texts: Uint8Array, from: number, ref: TextRef, trusted: boolean): StoredText | undefined {
 	const start = ref.at - from;
 	if (start < 0 || start + ref.bytes > texts.length) return undefined;
 	// A copy: a row kept must not keep every text of the file (the storage's buffer) alive.
 	const bytes = texts.slice(start, start + ref.bytes);
 	if (!trusted && hashText(bytes) !== ref.hash) return undefined;
-	if (!ref.json) return () => lenient.decode(bytes); // sound UTF-8: this catalog's encoder wrote it
+	// Sound UTF-8: this catalog's encoder wrote it.
+	if (!ref.json) return { decode: () => lenient.decode(bytes), utf8: () => bytes };
 	try {
 		const parsed: unknown = JSON.parse(decoder.decode(bytes));
-		return typeof parsed === "string" ? () => parsed : undefined;
+		return typeof parsed === "string" ? { decode: () => parsed } : undefined;
 	} catch {
 		return undefined;
 	}
@@ -283,13 +290,13 @@ function resolveRow(stored: StoredRow, texts: Uint8Array, from: number, trusted:
 	if (text === undefined) return undefined;
 	const { text: _text, finalText, state: storedState, final: storedFinal, ...fields } = stored;
 	const state = { ...storedState, text: "" };
-	setLazyText(state, text, () => stored.text.bytes);
+	setLazyText(state, text.decode, () => stored.text.bytes, text.utf8);
 	const row: CatalogRow = { ...fields, state };
 	if (storedFinal && finalText) {
 		const last = textAt(texts, from, finalText, trusted);
 		if (last === undefined) return undefined;
 		const final = { ...storedFinal, text: "" };
-		setLazyText(final, last, () => finalText.bytes);
+		setLazyText(final, last.decode, () => finalText.bytes, last.utf8);
 		row.final = final;
 	}
 	return row;

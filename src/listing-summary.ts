@@ -214,6 +214,10 @@ export function foldValue(state: ListingState, value: unknown, textLimit: number
 /** States whose `text` is decoded when first read (a catalog's rows): how to decode it, and from how many bytes. */
 const lazyTexts = new WeakMap<ListingState, () => string>();
 const lazyTextBytes = new WeakMap<ListingState, () => number>();
+/** The bytes a lazy text is decoded from, where they are at hand (see `allMessagesTextUtf8`). */
+const lazyTextUtf8 = new WeakMap<ListingState, () => Uint8Array>();
+/** Rows whose `allMessagesText` is still the lazy text of these bytes, whole (not cut, not set since). */
+const infoTextUtf8 = new WeakMap<SessionInfo, () => Uint8Array>();
 
 /**
  * A text of more UTF-8 bytes than this may not fit in a string (V8's longest is 2^29 − 24 UTF-16 units, and
@@ -227,7 +231,12 @@ const LONGEST_LAZY_TEXT_BYTES = 2 ** 29 - 24;
  * listing that serves a row from it need not decode the row's text until someone reads it). The
  * `SessionInfo` of the state decodes it only when its `allMessagesText` is read.
  */
-export function setLazyText(state: ListingState, decode: () => string, byteLength: () => number): void {
+export function setLazyText(
+	state: ListingState,
+	decode: () => string,
+	byteLength: () => number,
+	utf8?: () => Uint8Array,
+): void {
 	let text: string | undefined;
 	const once = () => {
 		text ??= decode();
@@ -235,10 +244,12 @@ export function setLazyText(state: ListingState, decode: () => string, byteLengt
 	};
 	lazyTexts.set(state, once);
 	lazyTextBytes.set(state, byteLength);
+	if (utf8) lazyTextUtf8.set(state, utf8);
 	Object.defineProperty(state, "text", {
 		get: once,
 		set(value: string) {
 			lazyTexts.delete(state);
+			lazyTextUtf8.delete(state);
 			Object.defineProperty(state, "text", { value, writable: true, enumerable: true, configurable: true });
 		},
 		enumerable: true,
@@ -352,6 +363,7 @@ function holdText(state: ListingState): TextBytes {
 			return lenient.decode(kept.view());
 		},
 		() => kept.length,
+		() => kept.view(),
 	);
 	return kept;
 }
@@ -369,6 +381,7 @@ function defineLazyText(info: SessionInfo, text: () => string, textLimit: number
 		},
 		set(next: string) {
 			value = next;
+			infoTextUtf8.delete(info);
 		},
 		enumerable: true,
 		configurable: true,
@@ -407,6 +420,22 @@ export function listingInfo(
 		firstMessage: state.firstMessage || "(no messages)",
 		allMessagesText: lazy ? "" : cutText(state.text, textLimit),
 	};
-	if (lazy) defineLazyText(info, lazy, textLimit);
+	if (lazy) {
+		defineLazyText(info, lazy, textLimit);
+		const utf8 = lazyTextUtf8.get(state);
+		// No cut: a limit counts UTF-16 units, of which the text has at most as many as it has bytes.
+		const bytes = lazyTextBytes.get(state)?.() ?? Number.POSITIVE_INFINITY;
+		if (utf8 && bytes <= (textLimit ?? Number.POSITIVE_INFINITY)) infoTextUtf8.set(info, utf8);
+	}
 	return info;
+}
+
+/**
+ * The bytes `info.allMessagesText` is decoded from (leniently, as UTF-8), while that is still so: a listing's
+ * row whose text was not cut or set since. For writers that want the text as UTF-8 without decoding it
+ * (the CLI's `ls --json`); `undefined` when the bytes are not at hand. Check them with `isUtf8` first: where
+ * they are not sound UTF-8, the text holds replacement characters instead.
+ */
+export function allMessagesTextUtf8(info: SessionInfo): Uint8Array | undefined {
+	return infoTextUtf8.get(info)?.();
 }

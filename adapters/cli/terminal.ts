@@ -33,6 +33,8 @@ export interface Output {
 	 * of a session is taken for a colour marker.
 	 */
 	json(value: unknown): void;
+	/** Write JSON already made (UTF-8, its line feed included) as `json` writes JSON: as it is to a pipe. */
+	jsonBytes(json: Uint8Array): void;
 	/** A note for the user on standard error. */
 	note(text: string): void;
 	/** Colours for standard output (markers that `line` drops where colour is off). */
@@ -42,7 +44,7 @@ export interface Output {
 }
 
 interface Stream {
-	write(text: string): unknown;
+	write(chunk: string | Uint8Array): unknown;
 	isTTY?: boolean;
 }
 
@@ -105,6 +107,7 @@ export function terminalOutput(
 			const text = JSON.stringify(value, null, 2);
 			stdout.write(`${stdout.isTTY === true ? printable(text, true) : text}\n`);
 		},
+		jsonBytes: (json) => stdout.write(stdout.isTTY === true ? printable(new TextDecoder().decode(json), true) : json),
 		note: (text) => stderr.write(`${printable(text, true).replace(MARKER, "")}\n`),
 		color: colors,
 		progress(label) {
