@@ -258,6 +258,15 @@ export interface LoadedCatalog {
 	texts?: FileVersion;
 }
 
+/**
+ * Whether two modification times, each from a `stat` of some runtime, are the same time. Node and Bun give
+ * fractions of a millisecond, Deno whole milliseconds (the fraction dropped): a catalog one runtime wrote
+ * still serves another, as the same file to the millisecond.
+ */
+export function sameModificationTime(a: number, b: number): boolean {
+	return a === b || (Number.isInteger(a) !== Number.isInteger(b) && Math.floor(a) === Math.floor(b));
+}
+
 /** A catalog's text: how to decode it, and the UTF-8 bytes it is decoded from (not for a text kept as JSON). */
 interface StoredText {
 	decode: () => string;
@@ -338,11 +347,13 @@ export function* loadCatalog(path: string, wanted: (path: string) => boolean = (
 		try {
 			// The texts file its writer vouched for, unchanged since: its texts need no hashing.
 			const stat = vouched && (yield* io("stat", textsPathOf(path)));
-			trusted = !!stat && !!vouched && stat.size === vouched.size && stat.mtimeMs === vouched.mtimeMs;
+			trusted =
+				!!stat && !!vouched && stat.size === vouched.size && sameModificationTime(stat.mtimeMs, vouched.mtimeMs);
 			texts = yield* io("readRange", textsPathOf(path), from, to);
 			// And still unchanged once read: another listing may have rewritten it in between.
 			const after = trusted && (yield* io("stat", textsPathOf(path)));
-			trusted = !!after && !!vouched && after.size === vouched.size && after.mtimeMs === vouched.mtimeMs;
+			trusted =
+				!!after && !!vouched && after.size === vouched.size && sameModificationTime(after.mtimeMs, vouched.mtimeMs);
 		} catch {
 			// No texts file: no row can be used.
 		}
@@ -476,7 +487,11 @@ export function* saveCatalog(
 			// The texts of the rows kept are where they say if the file is still the one vouched for when they
 			// were read (it only grew since); ours, if they read back where we say.
 			const wasVouched =
-				unchanged && loaded.texts?.size === textsStat?.size && loaded.texts?.mtimeMs === textsStat?.mtimeMs;
+				unchanged &&
+				!!loaded.texts &&
+				!!textsStat &&
+				loaded.texts.size === textsStat.size &&
+				sameModificationTime(loaded.texts.mtimeMs, textsStat.mtimeMs);
 			if (kept.length === 0 || wasVouched) vouch = yield* confirmed(textsPath, appendAt, [bytes]);
 		} else {
 			// Written again: the texts of the rows kept (those still sound), then the new ones.

@@ -5,7 +5,7 @@
  * @module
  */
 import { DEFAULT_MAX_LINE_BYTES } from "./jsonl.ts";
-import type { CatalogRow } from "./listing-catalog.ts";
+import { type CatalogRow, sameModificationTime } from "./listing-catalog.ts";
 import { hashText } from "./listing-hash.ts";
 import { scanListing, TAIL_CHECK_BYTES } from "./listing-scan.ts";
 import {
@@ -96,7 +96,8 @@ export function listingFromRow(
 	maxLineBytes: number = DEFAULT_MAX_LINE_BYTES,
 ): FileListing | undefined {
 	const known = row?.final ?? row?.state;
-	if (!row || !known || !stat.isFile || row.size !== stat.size || row.mtimeMs !== stat.mtimeMs) return undefined;
+	if (!row || !known || !stat.isFile || row.size !== stat.size || !sameModificationTime(row.mtimeMs, stat.mtimeMs))
+		return undefined;
 	if (row.lineLimit !== maxLineBytes || !textServes(known, row.textLimit, textLimit)) return undefined;
 	const info = listingInfo(path, known, stat.mtimeMs, textLimit);
 	return withSkipped({ info, row, mtimeMs: stat.mtimeMs }, known);
