@@ -277,11 +277,16 @@ interface StoredText {
  * The text `ref` names in `texts` (the texts file's bytes from `from`): `undefined` if it is not there
  * whole and sound, else how to decode it (when first asked: its hash is checked now).
  */
-function textAt(texts: Uint8Array, from: number, ref: TextRef, trusted: boolean): StoredText | undefined {
+function textAt(
+	texts: Uint8Array,
+	from: number,
+	ref: TextRef,
+	trusted: boolean,
+	copy: boolean,
+): StoredText | undefined {
 	const start = ref.at - from;
 	if (start < 0 || start + ref.bytes > texts.length) return undefined;
-	// A copy: a row kept must not keep every text of the file (the storage's buffer) alive.
-	const bytes = texts.slice(start, start + ref.bytes);
+	const bytes = copy ? texts.slice(start, start + ref.bytes) : texts.subarray(start, start + ref.bytes);
 	if (!trusted && hashText(bytes) !== ref.hash) return undefined;
 	// Sound UTF-8: this catalog's encoder wrote it.
 	if (!ref.json) return { decode: () => lenient.decode(bytes), utf8: () => bytes };
@@ -294,15 +299,21 @@ function textAt(texts: Uint8Array, from: number, ref: TextRef, trusted: boolean)
 }
 
 /** The row of a stored row whose texts are in `texts`, or `undefined` when one of them is not sound. */
-function resolveRow(stored: StoredRow, texts: Uint8Array, from: number, trusted: boolean): CatalogRow | undefined {
-	const text = textAt(texts, from, stored.text, trusted);
+function resolveRow(
+	stored: StoredRow,
+	texts: Uint8Array,
+	from: number,
+	trusted: boolean,
+	copy: boolean,
+): CatalogRow | undefined {
+	const text = textAt(texts, from, stored.text, trusted, copy);
 	if (text === undefined) return undefined;
 	const { text: _text, finalText, state: storedState, final: storedFinal, ...fields } = stored;
 	const state = { ...storedState, text: "" };
 	setLazyText(state, text.decode, () => stored.text.bytes, text.utf8);
 	const row: CatalogRow = { ...fields, state };
 	if (storedFinal && finalText) {
-		const last = textAt(texts, from, finalText, trusted);
+		const last = textAt(texts, from, finalText, trusted, copy);
 		if (last === undefined) return undefined;
 		const final = { ...storedFinal, text: "" };
 		setLazyText(final, last.decode, () => finalText.bytes, last.utf8);
@@ -335,12 +346,17 @@ export function* loadCatalog(path: string, wanted: (path: string) => boolean = (
 	const asked = [...stored.values()].filter((row) => wanted(row.path));
 	let from = Number.POSITIVE_INFINITY;
 	let to = 0;
+	let askedBytes = 0;
 	for (const row of asked) {
 		for (const ref of row.finalText ? [row.text, row.finalText] : [row.text]) {
 			from = Math.min(from, ref.at);
 			to = Math.max(to, ref.at + ref.bytes);
+			askedBytes += ref.bytes;
 		}
 	}
+	// Each row's text a view of the bytes read where the rows asked for hold at least half of them (a row
+	// kept then keeps at most twice the texts alive), a copy of its own where they hold less.
+	const copy = askedBytes < (to - from) / 2;
 	if (asked.length > 0) {
 		let texts: Uint8Array | undefined;
 		let trusted = false;
@@ -358,7 +374,7 @@ export function* loadCatalog(path: string, wanted: (path: string) => boolean = (
 			// No texts file: no row can be used.
 		}
 		for (const storedRow of texts ? asked : []) {
-			const row = resolveRow(storedRow, texts as Uint8Array, from, trusted);
+			const row = resolveRow(storedRow, texts as Uint8Array, from, trusted, copy);
 			if (!row) continue;
 			rows.set(row.path, row);
 			storedOf.set(row, storedRow);
