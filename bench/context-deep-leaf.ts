@@ -58,6 +58,15 @@ function measure(cases: readonly Case[]): { ms: number[]; heapMb: number[] }[] {
 	return samples;
 }
 
+/** The entries from `leafId` up to the root, through the map (no cycle check: the generated path has none). */
+function walkPath(byId: ReadonlyMap<string, SessionEntry>, leafId: string): SessionEntry[] {
+	const reversed: SessionEntry[] = [];
+	for (let entry = byId.get(leafId); entry; entry = entry.parentId ? byId.get(entry.parentId) : undefined) {
+		reversed.push(entry);
+	}
+	return reversed.reverse();
+}
+
 function median(values: readonly number[]): number {
 	const sorted = [...values].sort((a, b) => a - b);
 	const mid = sorted.length >> 1;
@@ -119,6 +128,8 @@ function main(): void {
 		},
 		{ name: "ours      buildSessionContext(entries, leaf)", run: () => buildSessionContext(entries, leafId) },
 		{ name: "ours      SessionTree#buildSessionContext(leaf)", run: () => tree.buildSessionContext(leafId) },
+		// What any free function given byId does first: the path, leaf to root, one map lookup a step.
+		{ name: "walk: the path through byId, nothing else", run: () => walkPath(byId, leafId) },
 	];
 	const samples = measure(cases);
 	const medians = samples.map((sample) => median(sample.ms));
@@ -132,6 +143,7 @@ function main(): void {
 		oursWithMap = 0,
 		oursBuildsMap = 0,
 		oursTree = 0,
+		walk = 0,
 	] = medians;
 
 	const mb = (bytes: number): string => (bytes / 1e6).toFixed(2);
@@ -169,6 +181,7 @@ function main(): void {
 	console.log(`  pi 1.6.0, map built inside the call      ${speedUp(pi16BuildsMap, oursBuildsMap)}`);
 	console.log(`  pi 1.6.0 with byId vs SessionTree        ${speedUp(pi16WithMap, oursTree)}`);
 	console.log(`  pi 0.73.1, byId given                    ${speedUp(pi073WithMap, oursWithMap)}`);
+	console.log(`the walk alone ÷ pi 1.6.0 (byId given)   ${(walk / pi16WithMap).toFixed(2).padStart(8)}×`);
 
 	// The suite's rows: each figure the medians and ranges of its case's samples.
 	const of = (index: number): Measure | undefined => measureOf(samples[index]?.ms ?? []);
@@ -194,7 +207,9 @@ function main(): void {
 			pi16: of(1),
 			pi073: of(3),
 			goals: [{ kind: "ratio", max: 0.3, against: "pi16" }],
-			note: pi073Note("pi073WithMap") ?? "each given the id map (byId); floor: JSON.parse of every line",
+			note:
+				pi073Note("pi073WithMap") ??
+				`each given the id map (byId); floor: JSON.parse of every line; the walk of the path alone (leaf to root through byId, which any such function does first) takes ${(walk / pi16WithMap).toFixed(2)}× pi 1.6.0's whole call`,
 			problem: problemOf("oursWithMap"),
 		},
 		{

@@ -284,8 +284,15 @@ export function contextOfPath(
 	path: readonly SessionEntry[],
 	whole?: (entry: SessionEntry) => SessionEntry,
 ): SessionContext {
-	const { messages, thinkingLevel, model } = projectionOfPath(path, whole);
-	return { messages, thinkingLevel, model };
+	// As `projectionOfPath`'s messages, without an object and a list for each entry in context.
+	const inContext = contextEntriesOfPath(path);
+	const contextEntries = whole ? inContext.map(whole) : inContext;
+	const edits = latestEdits(contextEntries);
+	const messages: AgentMessage[] = [];
+	contextEntries.forEach((entry, index) => {
+		for (const message of contextMessagesAt(entry, index, edits.get(entry.id))) messages.push(message);
+	});
+	return { messages, ...getSessionContextSettings(path) };
 }
 
 /**
