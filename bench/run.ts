@@ -6,15 +6,15 @@
  * Options: `--quick` (small inputs, few rounds: a few minutes), `--json` (the rows and goals as JSON on
  * standard output instead of the table), `--charts DIR` (write the SVG charts of bench/suite/charts.ts
  * there), `--only NAME,…` (some steps), `--logs DIR` (where each step's output goes; default a temporary
- * directory, named at the end; its `rows.jsonl` holds the rows), `--from FILE` (no run: the table, JSON and
- * charts of the rows an earlier run saved). A step that fails or runs out of time is reported, and the run
- * goes on.
+ * directory, named at the end; its `rows.jsonl` holds the rows, `run.json` the run's machine, time and
+ * steps), `--from FILE` (no run: the table, JSON and charts of the rows an earlier run saved, told with the
+ * `run.json` beside them). A step that fails or runs out of time is reported, and the run goes on.
  * @module
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { chartsOf, renderChart } from "./suite/charts.ts";
 import { judgeGoals } from "./suite/goals.ts";
@@ -116,7 +116,26 @@ const rows: BenchRow[] = existsSync(rowsFile)
 	: [];
 const judged = judgeGoals(rows);
 const met = judged.filter((goal) => goal.met).length;
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+
+/** What a run was, saved beside its rows (`run.json`) so that `--from` tells it as the run did. */
+interface RunFacts {
+	quick: boolean;
+	machine: string;
+	seconds: number;
+	steps: StepOutcome[];
+}
+const factsFile = join(dirname(rowsFile), "run.json");
+const facts: RunFacts = values.from
+	? existsSync(factsFile)
+		? (JSON.parse(readFileSync(factsFile, "utf8")) as RunFacts)
+		: { quick: values.quick, machine: "", seconds: Number.NaN, steps: [] }
+	: {
+			quick: values.quick,
+			machine: `${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${loadavg()[0]?.toFixed(2)} at the end`,
+			seconds: (performance.now() - started) / 1000,
+			steps: outcomes,
+		};
+if (!values.from) writeFileSync(factsFile, `${JSON.stringify(facts, null, "\t")}\n`);
 
 if (values.charts) {
 	mkdirSync(values.charts, { recursive: true });
@@ -126,18 +145,14 @@ if (values.charts) {
 	}
 }
 
-const seconds = (performance.now() - started) / 1000;
 if (values.json) {
-	process.stdout.write(
-		`${JSON.stringify({ quick: values.quick, machine, seconds, steps: outcomes, rows, goals: judged }, null, "\t")}\n`,
-	);
+	process.stdout.write(`${JSON.stringify({ ...facts, rows, goals: judged }, null, "\t")}\n`);
 } else {
 	const out = (line = "") => process.stdout.write(`${line}\n`);
-	out(
-		values.from
-			? `Rows of ${values.from}`
-			: `${values.quick ? "Quick" : "Full"} run, ${seconds.toFixed(0)} s, on ${machine}; logs in ${logs}`,
-	);
+	const run = facts.machine
+		? `${facts.quick ? "Quick" : "Full"} run, ${facts.seconds.toFixed(0)} s, on ${facts.machine}`
+		: `no ${factsFile} to tell the run`;
+	out(values.from ? `Rows of ${values.from}: ${run}` : `${run}; logs in ${logs}`);
 	out();
 	for (const line of renderTable(rows, judged)) out(line);
 	out();
@@ -146,12 +161,12 @@ if (values.json) {
 		out(`- ${goal.met === undefined ? "not measured" : "not met"}: ${goal.row}: ${goal.text}`);
 	}
 	for (const row of rows.filter((benchRow) => benchRow.problem)) out(`- problem: ${row.name}: ${row.problem}`);
-	for (const outcome of outcomes.filter((stepOutcome) => stepOutcome.problem)) {
+	for (const outcome of facts.steps.filter((stepOutcome) => stepOutcome.problem)) {
 		out(`- step ${outcome.step}: ${outcome.problem} (its rows and goals are missing above)`);
 	}
 	for (const row of rows.filter((benchRow) => benchRow.note)) out(`- note: ${row.name}: ${row.note}`);
 }
 const failed =
 	rows.some((row) => row.problem) ||
-	outcomes.some((outcome) => outcome.problem && !outcome.problem.endsWith("skipped"));
+	facts.steps.some((outcome) => outcome.problem && !outcome.problem.endsWith("skipped"));
 process.exitCode = failed ? 1 : 0;

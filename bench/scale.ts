@@ -561,7 +561,18 @@ function reportOpenRows(group: GroupName, report: OpenGroupReport, input: ScaleI
 		...theirs,
 		size,
 		plot: { chart: "open", label: "lazy" },
-		goals: withGoals ? [timeGoal(0.25), rssGoal(0.5), ...(oneGb ? [{ kind: "value", max: 3000 } as Goal] : [])] : [],
+		goals: withGoals
+			? [
+					timeGoal(0.25),
+					rssGoal(0.5),
+					...(oneGb
+						? ([
+								{ kind: "value", max: 3000 },
+								{ kind: "rssMb", max: 500 },
+							] as Goal[])
+						: []),
+				]
+			: [],
 		checked: `${structure}; contextPage({ last: 50 }) and the context's length against ${against}'s`,
 		note: rssNote,
 	});

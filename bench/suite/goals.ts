@@ -31,6 +31,7 @@ export function judgeGoals(rows: readonly BenchRow[]): JudgedGoal[] {
 function figureOf(row: BenchRow, goal: Goal, byName: ReadonlyMap<string, BenchRow>): number | undefined {
 	const ours = row.ours;
 	if (!ours) return undefined;
+	if (goal.kind === "rssMb") return ours.rssMb;
 	if (goal.kind === "value") {
 		if (goal.relativeTo === undefined) return ours.median;
 		const other = byName.get(goal.relativeTo)?.ours;
@@ -45,6 +46,7 @@ function figureOf(row: BenchRow, goal: Goal, byName: ReadonlyMap<string, BenchRo
 }
 
 export function goalText(row: BenchRow, goal: Goal): string {
+	if (goal.kind === "rssMb") return `peak RSS ≤ ${goal.max} MB`;
 	if (goal.kind === "value") {
 		return goal.relativeTo === undefined ? `≤ ${goal.max} ${row.unit ?? "ms"}` : `≤ ${goal.max}× ${goal.relativeTo}`;
 	}
