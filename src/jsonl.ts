@@ -3,6 +3,8 @@
  * parsing lines into records with a diagnostic for every line that had to be skipped.
  * @module
  */
+
+import { indexOfByte } from "./byte-search.ts";
 import type { FileEntry } from "./entries.ts";
 import { SessionFormatError } from "./errors.ts";
 
@@ -197,7 +199,7 @@ export class RawLineSplitter {
 	/** Feed a chunk; returns the lines it completed. */
 	*push(chunk: Uint8Array): Generator<RawLine> {
 		let start = 0;
-		for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, start)) {
+		for (let i = indexOfByte(chunk, LF); i !== -1; i = indexOfByte(chunk, LF, start)) {
 			yield this.#emit(chunk.subarray(start, i), true);
 			start = i + 1;
 		}

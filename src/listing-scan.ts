@@ -6,6 +6,8 @@
  * the length limit is never held, so no line takes more memory than the limit.
  * @module
  */
+
+import { indexOfByte } from "./byte-search.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "./jsonl.ts";
 import { hashText } from "./listing-hash.ts";
 import { type MessageFields, messageFields, type StringSpan } from "./listing-json-scan.ts";
@@ -180,7 +182,7 @@ export function* scanListing(
 		const chunk = yield* io("readRange", path, position, Math.min(position + LISTING_CHUNK_BYTES, size));
 		if (chunk.length === 0) break;
 		let start = 0;
-		for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, start)) {
+		for (let i = indexOfByte(chunk, LF); i !== -1; i = indexOfByte(chunk, LF, start)) {
 			const length = lineLength + i - start;
 			const last = i > start ? (chunk[i - 1] as number) : lastByte;
 			const content = length - (last === CR ? 1 : 0);
