@@ -9,6 +9,7 @@
  * @module
  */
 import { LINE_WALK_WASM_BASE64 } from "./line-walk-wasm-module.ts";
+import { instantiateWasm } from "./wasm-instance.ts";
 
 /** The layout the module keeps (see its source). */
 const KINDS = 0;
@@ -73,25 +74,9 @@ export interface WasmLineWalk {
 	walk(bytes: Uint8Array, maxDepth?: number): WalkedSpans | false | undefined;
 }
 
-function decodeBase64(text: string): Uint8Array {
-	const binary = atob(text);
-	const bytes = new Uint8Array(binary.length);
-	for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
-	return bytes;
-}
-
-function instantiate(): WalkExports | undefined {
-	try {
-		const module = new WebAssembly.Module(decodeBase64(LINE_WALK_WASM_BASE64) as Uint8Array<ArrayBuffer>);
-		return new WebAssembly.Instance(module).exports as unknown as WalkExports;
-	} catch {
-		return undefined; // no WebAssembly here (or a policy against compiling it)
-	}
-}
-
 /** A walk over `tables`, or `undefined` where WebAssembly cannot run. */
 export function createWasmLineWalk(tables: WalkTables): WasmLineWalk | undefined {
-	const exports = instantiate();
+	const exports = instantiateWasm<WalkExports>(LINE_WALK_WASM_BASE64);
 	if (!exports) return undefined;
 	const { memory } = exports;
 	let bytes = new Uint8Array(memory.buffer);

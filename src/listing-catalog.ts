@@ -21,6 +21,7 @@ import { concat } from "./listing-scan.ts";
 import { isWellFormed, type ListingState, SKIPPED_KEPT, setLazyText, textBytesOf } from "./listing-summary.ts";
 import { dirname, joinPath } from "./paths.ts";
 import { io, type Task } from "./storage.ts";
+import { decodeUtf8 } from "./utf8-decode.ts";
 
 const FORMAT = "pi-session-tree listing catalog";
 /**
@@ -183,7 +184,6 @@ function isRowFields(value: unknown): value is CatalogRow {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 /** For bytes known to be UTF-8 (V8's fatal decoder is no faster, and this one never throws). */
-const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Size and modification time of a file, as `stat` gave them. */
 export interface FileVersion {
@@ -289,7 +289,7 @@ function textAt(
 	const bytes = copy ? texts.slice(start, start + ref.bytes) : texts.subarray(start, start + ref.bytes);
 	if (!trusted && hashText(bytes) !== ref.hash) return undefined;
 	// Sound UTF-8: this catalog's encoder wrote it.
-	if (!ref.json) return { decode: () => lenient.decode(bytes), utf8: () => bytes };
+	if (!ref.json) return { decode: () => decodeUtf8(bytes), utf8: () => bytes };
 	try {
 		const parsed: unknown = JSON.parse(decoder.decode(bytes));
 		return typeof parsed === "string" ? { decode: () => parsed } : undefined;

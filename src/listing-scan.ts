@@ -22,6 +22,7 @@ import {
 	trimTextBytes,
 } from "./listing-summary.ts";
 import { io, type Task } from "./storage.ts";
+import { decodeUtf8 } from "./utf8-decode.ts";
 
 /** Bytes read per storage call. */
 export const LISTING_CHUNK_BYTES: number = 1 << 20;
@@ -30,7 +31,6 @@ export const TAIL_CHECK_BYTES = 4096;
 
 const LF = 0x0a;
 const CR = 0x0d;
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** What a scan found. */
 export interface ListingScan {
@@ -48,7 +48,7 @@ export interface ListingScan {
 /** A line's JSON value, or `undefined` when it is not JSON. Bad UTF-8 reads as U+FFFD, as a full read does. */
 function parseBytes(bytes: Uint8Array, start: number, end: number): unknown {
 	try {
-		return JSON.parse(decoder.decode(bytes.subarray(start, end)));
+		return JSON.parse(decodeUtf8(bytes, start, end));
 	} catch {
 		return undefined;
 	}
@@ -56,9 +56,7 @@ function parseBytes(bytes: Uint8Array, start: number, end: number): unknown {
 
 /** A string value of a line, as `JSON.parse` of the line gives it. */
 function stringOf(bytes: Uint8Array, span: StringSpan): string {
-	const text = decoder.decode(
-		bytes.subarray(span.escaped ? span.start : span.start + 1, span.escaped ? span.end : span.end - 1),
-	);
+	const text = span.escaped ? decodeUtf8(bytes, span.start, span.end) : decodeUtf8(bytes, span.start + 1, span.end - 1);
 	return span.escaped ? (JSON.parse(text) as string) : text;
 }
 
@@ -73,7 +71,7 @@ function foldFields(
 	state.messageCount++;
 	const { timestamp, content } = fields;
 	const activity = timestamp
-		? Number(decoder.decode(bytes.subarray(timestamp[0], timestamp[1])))
+		? Number(decodeUtf8(bytes, timestamp[0], timestamp[1]))
 		: Date.parse(stringOf(bytes, fields.entryTimestamp));
 	const spans = Array.isArray(content) ? content : [content];
 	const pieces: TextPiece[] = spans.map((span) =>

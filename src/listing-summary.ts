@@ -6,6 +6,7 @@
  */
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "./jsonl.ts";
 import { normalizeSessionName } from "./tree.ts";
+import { decodeUtf8 } from "./utf8-decode.ts";
 
 /** pi's `SessionInfo`: what a session picker shows. */
 export interface SessionInfo {
@@ -257,7 +258,6 @@ export function setLazyText(
 	});
 }
 
-const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
 /** A session's text as UTF-8 bytes while its file is read (`foldTextPieces`): decoded when first read. */
@@ -317,9 +317,7 @@ export function foldTextPieces(
 	textLimit: number | undefined,
 ): void {
 	const decode = () =>
-		pieces
-			.map((piece) => (typeof piece === "string" ? piece : lenient.decode(bytes.subarray(piece[0], piece[1]))))
-			.join(" ");
+		pieces.map((piece) => (typeof piece === "string" ? piece : decodeUtf8(bytes, piece[0], piece[1]))).join(" ");
 	let held = textBytes.get(state);
 	const empty =
 		pieces.length === 0 ||
@@ -360,7 +358,7 @@ function holdText(state: ListingState): TextBytes {
 		state,
 		() => {
 			textBytes.delete(state);
-			return lenient.decode(kept.view());
+			return decodeUtf8(kept.bytes, 0, kept.length);
 		},
 		() => kept.length,
 		() => kept.view(),

@@ -18,6 +18,7 @@ import {
 	settledAsAllowed,
 } from "../conformance/engine-suite.ts";
 import { runLineWalkAgreement } from "../conformance/line-walk.ts";
+import { runListingScanAgreement } from "../conformance/listing-scan.ts";
 import { globCorpus } from "../support/corpus.ts";
 
 // The generated files are part of the repository; the corpus beside it may be missing, and then its glob is
@@ -153,3 +154,4 @@ engineConformance(
 );
 
 runLineWalkAgreement({ describe, it, expect });
+runListingScanAgreement({ describe, it, expect });

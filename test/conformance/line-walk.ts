@@ -53,7 +53,7 @@ function entries(payload: string, index: number): unknown[] {
 }
 
 /** Lines of whole entries, padded past the size below which lines are not walked. */
-function wholeLines(): Uint8Array[] {
+export function wholeLines(): Uint8Array[] {
 	const lines: Uint8Array[] = [];
 	PAYLOADS.forEach((payload, index) => {
 		for (const entry of entries(payload, index))
@@ -63,7 +63,7 @@ function wholeLines(): Uint8Array[] {
 }
 
 /** Lines that are not quite what pi writes, but JSON all the same (or nearly). */
-function unusualLines(): Uint8Array[] {
+export function unusualLines(): Uint8Array[] {
 	const pad = "x".repeat(DEFER_LINE_BYTES);
 	const texts = [
 		`{"type":"message","\\u0069d":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"${pad}"}}`,
@@ -85,7 +85,7 @@ function unusualLines(): Uint8Array[] {
 }
 
 /** The same lines damaged: cut, run into the next, and with structural bytes flipped in. */
-function damagedLines(lines: readonly Uint8Array[]): Uint8Array[] {
+export function damagedLines(lines: readonly Uint8Array[]): Uint8Array[] {
 	const damaged: Uint8Array[] = [];
 	lines.forEach((line, index) => {
 		const next = lines[(index + 1) % lines.length] as Uint8Array;
@@ -110,7 +110,7 @@ function damagedLines(lines: readonly Uint8Array[]): Uint8Array[] {
 }
 
 /** A structure as text, `undefined` spelt out (JSON would drop it, and some runtimes' `toEqual` compare JSON). */
-function described(value: unknown): string {
+export function described(value: unknown): string {
 	return JSON.stringify(value, (_key, item) => (item === undefined ? "<undefined>" : item)) ?? "<undefined>";
 }
 

@@ -8,11 +8,13 @@ import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { testStorage } from "../../src/testing.ts";
 import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
 import { runLineWalkAgreement } from "../conformance/line-walk.ts";
+import { runListingScanAgreement } from "../conformance/listing-scan.ts";
 import { nodeStorageFixture } from "../support/node-storage-fixture.ts";
 
 runEngineConformance({ describe, it, expect }, afterAll, describe.skip);
 runWorkerLife({ describe, it, expect });
 runLineWalkAgreement({ describe, it, expect });
+runListingScanAgreement({ describe, it, expect });
 
 // bun:test's describe, it and expect fit the suite's TestApi as they are.
 const t = { describe, it, expect };

@@ -10,6 +10,7 @@ import { createMemoryStorage } from "../../adapters/zenfs.ts";
 import { type ExpectLike, type TestApi, testStorage } from "../../src/testing.ts";
 import { runEngineConformance, runWorkerLife } from "../conformance/fixtures.ts";
 import { runLineWalkAgreement } from "../conformance/line-walk.ts";
+import { runListingScanAgreement } from "../conformance/listing-scan.ts";
 import { nodeStorageFixture } from "../support/node-storage-fixture.ts";
 
 const asData = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
@@ -28,6 +29,7 @@ runEngineConformance(
 );
 runWorkerLife(t);
 runLineWalkAgreement(t);
+runListingScanAgreement(t);
 
 testStorage("node storage (Deno)", nodeStorageFixture, t, { sync: true });
 testStorage("memory storage (Deno)", async () => ({ storage: await createMemoryStorage(), root: "/work" }), t);
