@@ -6,21 +6,12 @@
  * @module
  */
 
+import { nodeBufferPrototype } from "./runtime.ts";
+
 type IndexOf = (this: Uint8Array, byte: number, from?: number) => number;
 
-interface Runtime {
-	Buffer?: { prototype: { indexOf: IndexOf } };
-	process?: { versions?: { node?: string; bun?: string } };
-	Deno?: unknown;
-}
-
 function memchrIndexOf(): IndexOf | undefined {
-	const runtime = globalThis as Runtime;
-	const onNode =
-		typeof runtime.process?.versions?.node === "string" &&
-		runtime.process.versions.bun === undefined &&
-		runtime.Deno === undefined;
-	return onNode ? runtime.Buffer?.prototype.indexOf : undefined;
+	return nodeBufferPrototype<{ indexOf: IndexOf }>()?.indexOf;
 }
 
 const fastIndexOf: IndexOf = memchrIndexOf() ?? Uint8Array.prototype.indexOf;

@@ -183,7 +183,6 @@ function isRowFields(value: unknown): value is CatalogRow {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
-/** For bytes known to be UTF-8 (V8's fatal decoder is no faster, and this one never throws). */
 
 /** Size and modification time of a file, as `stat` gave them. */
 export interface FileVersion {

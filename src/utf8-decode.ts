@@ -7,21 +7,12 @@
  * @module
  */
 
+import { nodeBufferPrototype } from "./runtime.ts";
+
 type Utf8Slice = (this: Uint8Array, start: number, end: number) => string;
 
-interface Runtime {
-	Buffer?: { prototype: { utf8Slice?: Utf8Slice } };
-	process?: { versions?: { node?: string; bun?: string } };
-	Deno?: unknown;
-}
-
 function nodeUtf8Slice(): Utf8Slice | undefined {
-	const runtime = globalThis as Runtime;
-	const onNode =
-		typeof runtime.process?.versions?.node === "string" &&
-		runtime.process.versions.bun === undefined &&
-		runtime.Deno === undefined;
-	const slice = onNode ? runtime.Buffer?.prototype.utf8Slice : undefined;
+	const slice = nodeBufferPrototype<{ utf8Slice: Utf8Slice }>()?.utf8Slice;
 	return typeof slice === "function" ? slice : undefined;
 }
 

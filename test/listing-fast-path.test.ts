@@ -15,7 +15,7 @@ import { cutText } from "../src/listing-summary.ts";
 import { runTask } from "../src/storage.ts";
 import { FIXTURE_NAMES, sessionFixtures } from "./fixtures/generate.ts";
 import { CORPUS_FILES, describeWithCorpus, diskCorpus } from "./support/corpus.ts";
-import { comparable, concat, recordingStorage, sessionFileArbitrary } from "./support/listing-sessions.ts";
+import { comparable, concat, edited, recordingStorage, sessionFileArbitrary } from "./support/listing-sessions.ts";
 
 const encoder = new TextEncoder();
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -50,19 +50,6 @@ const edits = fc.array(
 	}),
 	{ minLength: 1, maxLength: 3 },
 );
-
-type Edit = { kind: string; at: number; length: number; bytes: number[] };
-
-function edited(line: Uint8Array, list: readonly Edit[]): Uint8Array {
-	let bytes = line;
-	for (const { kind, at, length, bytes: inserted } of list) {
-		const i = bytes.length === 0 ? 0 : at % bytes.length;
-		if (kind === "delete") bytes = concat([bytes.subarray(0, i), bytes.subarray(i + length)]);
-		else if (kind === "insert") bytes = concat([bytes.subarray(0, i), Uint8Array.from(inserted), bytes.subarray(i)]);
-		else bytes = concat([bytes.subarray(0, i + length), bytes.subarray(i)]);
-	}
-	return bytes;
-}
 
 const safeKey = fc.string({ unit: fc.constantFrom("a", "b", "é", " ", "😀", "-"), minLength: 1, maxLength: 5 });
 const entryObject = fc

@@ -16,7 +16,7 @@ import {
 } from "../src/listing-json-scan.ts";
 import { createWasmListingScan } from "../src/listing-scan-wasm.ts";
 import { runListingScanAgreement } from "./conformance/listing-scan.ts";
-import { concat } from "./support/listing-sessions.ts";
+import { edited } from "./support/listing-sessions.ts";
 
 const encoder = new TextEncoder();
 const wasm = createWasmListingScan();
@@ -82,17 +82,6 @@ const edits = fc.array(
 	}),
 	{ maxLength: 3 },
 );
-
-function edited(line: Uint8Array, list: readonly { kind: string; at: number; length: number; bytes: number[] }[]) {
-	let bytes = line;
-	for (const { kind, at, length, bytes: inserted } of list) {
-		const i = bytes.length === 0 ? 0 : at % bytes.length;
-		if (kind === "delete") bytes = concat([bytes.subarray(0, i), bytes.subarray(i + length)]);
-		else if (kind === "insert") bytes = concat([bytes.subarray(0, i), Uint8Array.from(inserted), bytes.subarray(i)]);
-		else bytes = concat([bytes.subarray(0, i + length), bytes.subarray(i)]);
-	}
-	return bytes;
-}
 
 /** The line placed at `offset` in a buffer with other bytes around it. */
 function placed(line: Uint8Array, offset: number): { bytes: Uint8Array; start: number; end: number } {

@@ -271,3 +271,18 @@ export function recordingStorage(storage: Storage, maxRead?: number): { storage:
 	};
 	return { storage: wrapped, reads };
 }
+
+/** One edit of a line's bytes: `length` bytes deleted at `at`, `bytes` inserted there, or `length` bytes repeated. */
+export type LineEdit = { kind: string; at: number; length: number; bytes: number[] };
+
+/** A line's bytes with `list` applied in turn (`at` taken modulo the length). */
+export function edited(line: Uint8Array, list: readonly LineEdit[]): Uint8Array {
+	let bytes = line;
+	for (const { kind, at, length, bytes: inserted } of list) {
+		const i = bytes.length === 0 ? 0 : at % bytes.length;
+		if (kind === "delete") bytes = concat([bytes.subarray(0, i), bytes.subarray(i + length)]);
+		else if (kind === "insert") bytes = concat([bytes.subarray(0, i), Uint8Array.from(inserted), bytes.subarray(i)]);
+		else bytes = concat([bytes.subarray(0, i + length), bytes.subarray(i)]);
+	}
+	return bytes;
+}
