@@ -5,6 +5,7 @@
  */
 import type { DirEntry, FileStat, Storage } from "../src/storage.ts";
 import { notAFileError, StorageError, sizeChangedError, temporaryName } from "../src/storage.ts";
+import { ReadHandles } from "./read-handles.ts";
 
 export { temporaryName };
 
@@ -295,6 +296,12 @@ export interface FsPromisesStorageOptions {
 	 */
 	keepAppendHandles?: AppendHandleLimits;
 	/**
+	 * Keep a file open for reading while reads of it follow one another without a pause (see
+	 * `ReadHandles`), instead of opening and closing it for every range. Changes made through this storage
+	 * let go of it first.
+	 */
+	keepReadHandles?: boolean;
+	/**
 	 * The file system has no (dependable) hard links: `link` is `unsupported`, and exclusive creates are
 	 * published with this rename, which must refuse (`EEXIST`) a name that exists.
 	 */
@@ -318,10 +325,22 @@ export function fsPromisesStorage(
 ): Storage {
 	const flags: OpenFlags = options.openFlags ?? LINUX_STYLE_FLAGS;
 	const appendHandles = options.keepAppendHandles ? new AppendHandles(fs, options.keepAppendHandles, flags) : undefined;
+	const readHandles = options.keepReadHandles
+		? new ReadHandles((real, path) => openRegular(fs, real, path, flags.read), unfilledBytes)
+		: undefined;
 	const noHardLinks = options.withoutHardLinks;
-	/** Run `action`, which changes the files at `paths`, with no append handle kept open on them. */
-	const changing = <T>(paths: string[], action: () => Promise<T>): Promise<T> =>
-		appendHandles ? appendHandles.changing(paths, action) : action();
+	/** Run `action`, which changes the files at `paths`, with no handle kept open on them. */
+	const changing = async <T>(paths: string[], action: () => Promise<T>): Promise<T> => {
+		const forgetReads = () => {
+			for (const path of paths) readHandles?.forget(pathKey(path));
+		};
+		forgetReads();
+		try {
+			return await (appendHandles ? appendHandles.changing(paths, action) : action());
+		} finally {
+			forgetReads(); // a read begun meanwhile may have opened the file as it was
+		}
+	};
 	const guarded = async <T>(path: string, action: (real: string) => Promise<T>): Promise<T> => {
 		try {
 			return await action(resolve(path));
@@ -383,6 +402,7 @@ export function fsPromisesStorage(
 	return {
 		readRange: (path, start, end) =>
 			guarded(path, async (real) => {
+				if (readHandles) return readHandles.read(pathKey(real), real, path, start, end);
 				const { handle, size } = await openRegular(fs, real, path, flags.read);
 				try {
 					// Size the buffer by what the file holds, not by the range asked for (which may be huge).

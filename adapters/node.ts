@@ -119,7 +119,10 @@ export const nodeLockIdentity: LockIdentity = {
  * const stat = await storage.stat("/tmp");
  */
 export function createNodeStorage(): Storage {
-	return fsPromisesStorage(fs.promises, (path) => resolvePath(path), { openFlags: NODE_OPEN_FLAGS });
+	return fsPromisesStorage(fs.promises, (path) => resolvePath(path), {
+		openFlags: NODE_OPEN_FLAGS,
+		keepReadHandles: true,
+	});
 }
 
 /**
