@@ -28,6 +28,7 @@ import {
 	type WalkTables,
 	type WasmLineWalk,
 } from "./line-walk-wasm.ts";
+import { decodeUtf8 } from "./utf8-decode.ts";
 
 /** Lines shorter than this are kept whole: their structure would take about as much memory as they do. */
 export const DEFER_LINE_BYTES = 256;
@@ -164,7 +165,7 @@ let lastId: unknown;
 function stringAt(bytes: Uint8Array, open: number, close: number): unknown {
 	let escaped = false;
 	for (let at = open + 1; at < close && !escaped; at++) escaped = bytes[at] === BACKSLASH;
-	return escaped ? scalarOf(bytes, open, close + 1) : decoder.decode(bytes.subarray(open + 1, close));
+	return escaped ? scalarOf(bytes, open, close + 1) : decodeUtf8(bytes, open + 1, close);
 }
 
 /** The brackets open at each depth of the line being walked (`{` or `[`), reused from line to line. */

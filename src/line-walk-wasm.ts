@@ -2,7 +2,7 @@
  * The host of the line walk compiled to WebAssembly (`src/wasm/line-walk.as.ts`): it writes the walk's
  * key tables once, copies each line into the module's memory and reads back, per structural key, the
  * kind and span of its value. The walk is the same as the JavaScript one in `src/line-structure.ts`
- * (a test runs both on the same lines); it is there because it reads sixteen bytes at a time where
+ * (a test runs both on the same lines); it is there because it reads sixty-four bytes at a time where
  * JavaScript calls the runtime's byte search once per quote, and tool output has a quote or a backslash
  * every few bytes. Where WebAssembly cannot run (a page whose policy forbids compiling it) this is
  * `undefined` and the JavaScript walk does the work.
@@ -19,8 +19,8 @@ const KEYS = 256;
 const BETWEEN = 768;
 const INPUT = 65536;
 const PAGE = 65536;
-/** Read past a line's end by the vector search (its bytes are masked off). */
-const SLACK = 16;
+/** Read past a line's end by the string search, a window of 64 bytes at a time (its bytes are masked off). */
+const SLACK = 64;
 /**
  * Longer lines are left to the JavaScript walk, so the module's memory (which never shrinks) stays
  * small: such lines are mostly one long string, where the runtime's byte search is as fast.

@@ -1,6 +1,6 @@
 // The walk of `src/line-structure.ts` in AssemblyScript, compiled to WebAssembly by
 // `npm run build:wasm` into `src/line-walk-wasm-module.ts`. It does the byte work of a lazy open: it proves
-// that a line is one whole JSON object (strings skipped from quote to unescaped quote sixteen bytes at a
+// that a line is one whole JSON object (strings skipped from quote to unescaped quote sixty-four bytes at a
 // time, brackets matched, only JSON punctuation between strings) and says where the values of the
 // structural keys are. The host (`src/line-walk-wasm.ts`) writes the key tables, copies each line to INPUT,
 // and decodes the few values from the spans this leaves in the slots. Every rule here mirrors one of
@@ -18,7 +18,7 @@ const BETWEEN: usize = 768;
 // The brackets open at each depth.
 const STACK: usize = 1024;
 const MAX_DEPTH: i32 = 64512;
-// Where the host copies the line (16 bytes of slack after it: the string search reads whole vectors).
+// Where the host copies the line (64 bytes of slack after it: the string search reads whole windows).
 const INPUT: usize = 65536;
 
 /** A key whose value, when an object, is entered: its keys are matched against the message keys. */
@@ -66,41 +66,51 @@ function hasBackslash(start: usize, end: usize): bool {
 	return false;
 }
 
+/** The bits of a 64-byte window's bytes equal to `byte`, bit k for the byte at `at + k`. */
+@inline function bitsOf(at: usize, byte: v128): u64 {
+	return (
+		<u64>i8x16.bitmask(i8x16.eq(v128.load(at), byte)) |
+		(<u64>i8x16.bitmask(i8x16.eq(v128.load(at, 16), byte)) << 16) |
+		(<u64>i8x16.bitmask(i8x16.eq(v128.load(at, 32), byte)) << 32) |
+		(<u64>i8x16.bitmask(i8x16.eq(v128.load(at, 48), byte)) << 48)
+	);
+}
+
+const EVEN_BITS: u64 = 0x5555555555555555;
+
+/** Whether the byte after the last window's last byte is escaped (its odd run of backslashes ran to the end). */
+let escapeCarried: u64 = 0;
+
 /**
- * The closing quote of a string whose text starts at `from`: the next quote not escaped, or 0. Sixteen
- * bytes at a time: the quotes and backslashes of a block are found at once, and a backslash clears the
- * bit of the byte it escapes (carried into the next block when it is the block's last byte).
+ * The bytes of a window that a backslash escapes, given its backslashes: all at once, without visiting
+ * them. A run of backslashes escapes the byte after it when the run is odd; a run starting at an even bit
+ * is odd when it ends at an odd one, and adding the run's start bit to the run carries exactly past its
+ * end, so the sum tells every run's parity together (runs starting at odd bits are flipped first, so that
+ * one rule serves both). The run still open at the window's end is carried into the next window.
+ */
+@inline function escapedBits(backslashes: u64): u64 {
+	const carried = escapeCarried;
+	const starting = backslashes & ~carried;
+	const followsBackslash = (starting << 1) | carried;
+	const oddStarts = starting & ~EVEN_BITS & ~followsBackslash;
+	const sum = oddStarts + starting;
+	escapeCarried = sum < starting ? 1 : 0; // the addition overflowed: the run goes on into the next window
+	return (EVEN_BITS ^ (sum << 1)) & followsBackslash;
+}
+
+/**
+ * The closing quote of a string whose text starts at `from`: the next quote not escaped, or 0. Sixty-four
+ * bytes at a time: the window's quotes and backslashes as bit masks, the escaped bytes computed from them
+ * at once (`escapedBits`), the first quote left is the one.
  */
 function closingQuote(from: usize, end: usize): usize {
 	const quote = i8x16.splat(0x22);
 	const backslash = i8x16.splat(0x5c);
-	let escapedFirst: u32 = 0;
-	for (let at = from; at < end; at += 16) {
-		const bytes = v128.load(at);
-		const quotes = <u32>i8x16.bitmask(i8x16.eq(bytes, quote));
-		let backslashes = <u32>i8x16.bitmask(i8x16.eq(bytes, backslash));
-		let unescaped = quotes & ~escapedFirst;
-		if (backslashes == 0 && unescaped == 0) {
-			escapedFirst = 0;
-			continue;
-		}
-		backslashes &= ~escapedFirst;
-		escapedFirst = 0;
-		// Walk the block's backslashes in order; each one escapes the byte after it.
-		while (backslashes != 0) {
-			const bit = ctz(backslashes);
-			const before = (<u32>1 << bit) - 1;
-			// A quote before this backslash closes the string.
-			if ((unescaped & before) != 0) break;
-			if (bit == 15) {
-				escapedFirst = 1;
-				backslashes = 0;
-			} else {
-				const escaped = <u32>2 << bit;
-				unescaped &= ~escaped;
-				backslashes &= ~(escaped | (<u32>1 << bit));
-			}
-		}
+	escapeCarried = 0;
+	for (let at = from; at < end; at += 64) {
+		const quotes = bitsOf(at, quote);
+		const backslashes = bitsOf(at, backslash);
+		const unescaped = backslashes == 0 && escapeCarried == 0 ? quotes : quotes & ~escapedBits(backslashes);
 		if (unescaped != 0) {
 			const close = at + <usize>ctz(unescaped);
 			return close < end ? close : 0;

@@ -84,6 +84,29 @@ export function unusualLines(): Uint8Array[] {
 	return texts.map((text) => encoder.encode(text));
 }
 
+/**
+ * Runs of backslashes (0 to 4 long) followed by a quote, a letter or another run, at every offset of a
+ * string across three of the WebAssembly walk's 64-byte windows: the run's parity decides whether the
+ * quote closes the string, and a run may straddle two windows.
+ */
+export function escapeRunLines(): Uint8Array[] {
+	const lines: Uint8Array[] = [];
+	const pad = "x".repeat(DEFER_LINE_BYTES);
+	for (let run = 0; run <= 4; run++) {
+		for (let at = 0; at < 3 * 64 + 2; at++) {
+			for (const after of ['"', "n", "\\\\", '\\"']) {
+				const text = `${"a".repeat(at)}${"\\".repeat(run)}${after}tail`;
+				lines.push(
+					encoder.encode(
+						`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"${text}"},"x":"${pad}"}`,
+					),
+				);
+			}
+		}
+	}
+	return lines;
+}
+
 /** The same lines damaged: cut, run into the next, and with structural bytes flipped in. */
 export function damagedLines(lines: readonly Uint8Array[]): Uint8Array[] {
 	const damaged: Uint8Array[] = [];
@@ -118,7 +141,7 @@ export function runLineWalkAgreement(t: TestApi): void {
 	t.describe("the lazy open's line walks", () => {
 		t.it("run in WebAssembly here, and take every line as the JavaScript walk does", () => {
 			const whole = [...wholeLines(), ...unusualLines()];
-			const lines = [...whole, ...damagedLines(whole)];
+			const lines = [...whole, ...damagedLines(whole), ...escapeRunLines()];
 			const mismatches: string[] = [];
 			let deferred = 0;
 			for (const line of lines) {
