@@ -239,9 +239,16 @@ export function setLazyText(
 	utf8?: () => Uint8Array,
 ): void {
 	let text: string | undefined;
+	let undecoded: (() => string) | undefined = decode;
 	const once = () => {
-		text ??= decode();
-		return text;
+		if (undecoded) {
+			text = undecoded();
+			// Decoded: the bytes it came from are let go (a listing's texts would otherwise be held twice).
+			undecoded = undefined;
+			lazyTextBytes.delete(state);
+			lazyTextUtf8.delete(state);
+		}
+		return text as string;
 	};
 	lazyTexts.set(state, once);
 	lazyTextBytes.set(state, byteLength);
@@ -374,7 +381,10 @@ function defineLazyText(info: SessionInfo, text: () => string, textLimit: number
 	let value: string | undefined;
 	Object.defineProperty(info, "allMessagesText", {
 		get() {
-			value ??= cutText(text(), textLimit);
+			if (value === undefined) {
+				value = cutText(text(), textLimit);
+				infoTextUtf8.delete(info); // the text is at hand now: its bytes are not kept for it as well
+			}
 			return value;
 		},
 		set(next: string) {

@@ -6,6 +6,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterAll, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
 import { listAllSessions, runTask } from "../src/index.ts";
@@ -60,4 +62,35 @@ it("rows of most of the texts read share their bytes; rows of a few get copies",
 		expect(bytes?.buffer.byteLength, "a copy just the text's size").toBe(bytes?.byteLength);
 		expect(info?.allMessagesText.endsWith("x".repeat(2_000))).toBe(true);
 	}
+});
+
+/** A full collection, where the flag can be set (it is, in Node). */
+function collectGarbage(): () => void {
+	setFlagsFromString("--expose-gc");
+	return runInNewContext("gc") as () => void;
+}
+
+it("a row's text, once read, no longer keeps the bytes it was decoded from", async () => {
+	const root = join(base, "released");
+	mkdirSync(join(root, "--p--"), { recursive: true });
+	const at = new Date(Date.UTC(2026, 0, 3)).toISOString();
+	const lines = [
+		{ type: "session", version: 3, id: "r", timestamp: at, cwd: "/p" },
+		{ type: "message", id: "m", parentId: null, timestamp: at, message: { role: "user", content: "é".repeat(50_000) } },
+	];
+	writeFileSync(join(root, "--p--", "r.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+	const gc = collectGarbage();
+	const [row] = await listAllSessions(storage, root);
+	const held = ((bytes) => {
+		expect(bytes?.byteLength).toBe(100_000);
+		return new WeakRef(bytes?.buffer as ArrayBuffer);
+	})(row && allMessagesTextUtf8(row));
+	expect(row?.allMessagesText).toBe("é".repeat(50_000));
+	expect(row && allMessagesTextUtf8(row), "the bytes are not handed out once the text is").toBeUndefined();
+	for (let i = 0; i < 3 && held.deref(); i++) {
+		await new Promise((resolve) => setTimeout(resolve, 10));
+		gc();
+	}
+	expect(held.deref(), "the bytes were collected").toBeUndefined();
+	expect(row?.allMessagesText).toBe("é".repeat(50_000));
 });
