@@ -347,37 +347,49 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Slot numbers of the entry's keys the structure reads (the message's follow them). */
+const FROM_ID = TOP_NAMES.indexOf("fromId");
+const TARGET_ID = TOP_NAMES.indexOf("targetId");
+const CUSTOM_TYPE = TOP_NAMES.indexOf("customType");
+const DISPLAY = TOP_NAMES.indexOf("display");
+const ROLE = TOP_NAMES.length + MESSAGE_NAMES.indexOf("role");
+const PROVIDER = TOP_NAMES.length + MESSAGE_NAMES.indexOf("provider");
+const MODEL = TOP_NAMES.length + MESSAGE_NAMES.indexOf("model");
+
 /**
- * What the tree keeps of a deferred entry: its kind, id, parent and time, and the few fields that the
- * tree, the context rules and the outline read (a message's role, and an assistant's provider and model).
- * `undefined` for an entry that must be kept whole (a system message, a message that is no object).
+ * What the tree keeps of a deferred entry, from the structural values of its line by slot (`values`): its
+ * kind, id, parent and time, and the few fields that the tree, the context rules and the outline read (a
+ * message's role, and an assistant's provider and model). `undefined` for an entry that must be kept whole
+ * (a system message, a message that is no object).
  */
-function structureOf(
-	top: Record<string, unknown>,
-	message: Record<string, unknown> | undefined,
-): SessionEntry | undefined {
-	const { type, id, parentId, timestamp } = top;
-	const base: Record<string, unknown> = { type, id, parentId, timestamp };
+function structureOf(values: readonly unknown[]): SessionEntry | undefined {
+	const type = values[TYPE];
+	const base: Record<string, unknown> = {
+		type,
+		id: values[TOP_NAMES.indexOf("id")],
+		parentId: values[PARENT_ID],
+		timestamp: values[TOP_NAMES.indexOf("timestamp")],
+	};
 	switch (type) {
 		case "message":
-			if (!isPlainObject(top.message) || message?.role === "system") return undefined;
-			base.message = messageStructure(message?.role, message?.provider, message?.model);
+			if (!isPlainObject(values[MESSAGE]) || values[ROLE] === "system") return undefined;
+			base.message = messageStructure(values[ROLE], values[PROVIDER], values[MODEL]);
 			break;
 		case "branch_summary":
-			base.fromId = top.fromId;
-			base.summary = top.summary;
+			base.fromId = values[FROM_ID];
+			base.summary = values[SUMMARY];
 			break;
 		case "context_edit":
-			base.targetId = top.targetId;
+			base.targetId = values[TARGET_ID];
 			// Only whether there is a replacement, and whether it removes, is structure.
-			base.replacement = top.replacement;
+			base.replacement = values[REPLACEMENT];
 			break;
 		case "custom_message":
-			base.customType = top.customType;
-			base.display = top.display;
+			base.customType = values[CUSTOM_TYPE];
+			base.display = values[DISPLAY];
 			break;
 		case "custom":
-			base.customType = top.customType;
+			base.customType = values[CUSTOM_TYPE];
 			break;
 		default:
 			break;
@@ -406,26 +418,36 @@ function wasmLineWalk(): WasmLineWalk | undefined {
 /** The names of the walk's slots: the entry's keys, then the message's. */
 const SLOT_NAMES = [...TOP_NAMES, ...MESSAGE_NAMES];
 
-/** The structural values of a line from the spans the WebAssembly walk left. */
-function walkedOfSpans(bytes: Uint8Array, { kinds, starts, ends }: WalkedSpans): Walked {
-	const top: Record<string, unknown> = {};
-	let message: Record<string, unknown> | undefined;
+/** The structural values of the line walked last, by slot; `undefined` where its key is absent. */
+const slotValues: unknown[] = SLOT_NAMES.map(() => undefined);
+
+/**
+ * The structural values of a line from the spans the WebAssembly walk left, into `slotValues` (no object
+ * per line: a lazy open walks millions). An object value is `{}`: the message entered, or a replacement.
+ */
+function valuesOfSpans(bytes: Uint8Array, { kinds, starts, ends }: WalkedSpans): unknown[] {
+	const entered = kinds[MESSAGE] === VALUE_OBJECT;
 	for (let slot = 0; slot < SLOT_NAMES.length; slot++) {
 		const kind = kinds[slot];
-		if (!kind) continue;
 		const start = starts[slot] as number;
 		const end = ends[slot] as number;
-		const name = SLOT_NAMES[slot] as string;
-		const target = slot < TOP_NAMES.length ? top : message;
-		if (!target) continue;
-		if (kind === VALUE_OBJECT) {
-			if (slot !== MESSAGE) target[name] = {};
-			else target[name] = message = {};
-		} else if (kind === VALUE_STRING) target[name] = stringValue(bytes, start - 1, end, slot);
-		else if (kind === VALUE_ESCAPED) target[name] = stringValue(bytes, start, end - 1, slot);
-		else target[name] = scalarOf(bytes, start, end);
+		// The message's keys count only inside a message object.
+		if (!kind || (slot >= TOP_NAMES.length && !entered)) slotValues[slot] = undefined;
+		else if (kind === VALUE_OBJECT) slotValues[slot] = {};
+		else if (kind === VALUE_STRING) slotValues[slot] = stringValue(bytes, start - 1, end, slot);
+		else if (kind === VALUE_ESCAPED) slotValues[slot] = stringValue(bytes, start, end - 1, slot);
+		else slotValues[slot] = scalarOf(bytes, start, end);
 	}
-	return { top, message };
+	return slotValues;
+}
+
+/** The structural values of a line the JavaScript walk took, by slot (as `valuesOfSpans`). */
+function valuesOfWalked({ top, message }: Walked): unknown[] {
+	for (let slot = 0; slot < SLOT_NAMES.length; slot++) {
+		const name = SLOT_NAMES[slot] as string;
+		slotValues[slot] = slot < TOP_NAMES.length ? top[name] : message?.[name];
+	}
+	return slotValues;
 }
 
 /** Which walk proves a line whole: the WebAssembly one where it runs (the default), or the JavaScript one. */
@@ -436,10 +458,13 @@ export function lineWalkInUse(): LineWalker {
 	return wasmLineWalk() ? "wasm" : "javascript";
 }
 
-function walkLine(bytes: Uint8Array, walker: LineWalker, maxDepth: number): Walked | undefined {
+/** The structural values of a line by slot, or `undefined` unless it is one whole JSON object. */
+function walkLine(bytes: Uint8Array, walker: LineWalker, maxDepth: number): unknown[] | undefined {
 	const spans = walker === "wasm" ? wasmLineWalk()?.walk(bytes, maxDepth) : undefined;
 	if (spans === false) return undefined;
-	return spans ? walkedOfSpans(bytes, spans) : walk(bytes, maxDepth);
+	if (spans) return valuesOfSpans(bytes, spans);
+	const walked = walk(bytes, maxDepth);
+	return walked && valuesOfWalked(walked);
 }
 
 /**
@@ -453,9 +478,10 @@ export function lineStructure(
 	maxDepth: number = MAX_NESTING_DEPTH,
 ): SessionEntry | undefined {
 	if (bytes.length < DEFER_LINE_BYTES) return undefined;
-	const walked = walkLine(bytes, walker, maxDepth);
-	if (!walked || typeof walked.top.type !== "string" || KEPT_WHOLE.has(walked.top.type)) return undefined;
-	const structure = structureOf(walked.top, walked.message);
+	const values = walkLine(bytes, walker, maxDepth);
+	const type = values?.[TYPE];
+	if (!values || typeof type !== "string" || KEPT_WHOLE.has(type)) return undefined;
+	const structure = structureOf(values);
 	if (structure) lastId = structure.id;
 	return structure;
 }
