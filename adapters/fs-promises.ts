@@ -5,7 +5,7 @@
  */
 import type { DirEntry, FileStat, Storage } from "../src/storage.ts";
 import { notAFileError, StorageError, sizeChangedError, temporaryName } from "../src/storage.ts";
-import { ReadHandles } from "./read-handles.ts";
+import { ReadHandles, readInto } from "./read-handles.ts";
 
 export { temporaryName };
 
@@ -406,16 +406,7 @@ export function fsPromisesStorage(
 				const { handle, size } = await openRegular(fs, real, path, flags.read);
 				try {
 					// Size the buffer by what the file holds, not by the range asked for (which may be huge).
-					const buffer = unfilledBytes(Math.max(0, Math.min(end, size) - start));
-					let filled = 0;
-					while (filled < buffer.length) {
-						const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, start + filled);
-						if (bytesRead === 0) break;
-						filled += bytesRead;
-					}
-					if (filled === buffer.length) return buffer;
-					buffer.fill(0, filled); // the file shrank: what was never read is not left in memory as it was
-					return buffer.subarray(0, filled);
+					return await readInto(handle, unfilledBytes(Math.max(0, Math.min(end, size) - start)), start);
 				} finally {
 					await handle.close();
 				}

@@ -122,7 +122,7 @@ export class ReadHandles {
 }
 
 /** Fill `buffer` from `position` on; the part past the end of the file is zeroed and cut off. */
-async function readInto(handle: ReadHandleLike, buffer: Uint8Array, position: number): Promise<Uint8Array> {
+export async function readInto(handle: ReadHandleLike, buffer: Uint8Array, position: number): Promise<Uint8Array> {
 	let filled = 0;
 	while (filled < buffer.length) {
 		const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, position + filled);
