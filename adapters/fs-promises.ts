@@ -332,7 +332,7 @@ export function fsPromisesStorage(
 	/** Run `action`, which changes the files at `paths`, with no handle kept open on them. */
 	const changing = async <T>(paths: string[], action: () => Promise<T>): Promise<T> => {
 		const forgetReads = () => {
-			for (const path of paths) readHandles?.forget(pathKey(path));
+			for (const path of paths) readHandles?.forget(path);
 		};
 		forgetReads();
 		try {
@@ -402,7 +402,8 @@ export function fsPromisesStorage(
 	return {
 		readRange: (path, start, end) =>
 			guarded(path, async (real) => {
-				if (readHandles) return readHandles.read(pathKey(real), real, path, start, end);
+				// Keyed by the file system's own name: two spellings of one file only miss a reuse.
+				if (readHandles) return readHandles.read(real, real, path, start, end);
 				const { handle, size } = await openRegular(fs, real, path, flags.read);
 				try {
 					// Size the buffer by what the file holds, not by the range asked for (which may be huge).
@@ -437,6 +438,7 @@ export function fsPromisesStorage(
 						await writeInPlace(real, await copyOf(temporary), durable);
 					}
 				} finally {
+					readHandles?.forget(real); // a file of that name read before was another
 					await fs.unlink(temporary).catch(() => undefined);
 				}
 			}),
@@ -447,6 +449,8 @@ export function fsPromisesStorage(
 					await fs.link(real, resolve(to));
 				} catch (error) {
 					throw linkErrorOf(error, from);
+				} finally {
+					readHandles?.forget(resolve(to));
 				}
 			}),
 		replace: (path, chunks) =>

@@ -5,9 +5,11 @@
  * range before it could make only its first trip until the engine was done (a lazy open of 100 MB waited
  * ~190 ms of its ~650 ms for reads; with the handle kept, each read ahead is one trip).
  *
- * A handle is closed once no read of its file is under way and a timer turn has passed: the next read
- * after any pause opens the file afresh, as does every read after a change made through this storage
- * (`forget`), so that a file replaced on purpose is read as it is now. A burst of reads sees one file
+ * Only a read that starts where the one before it ended reuses the handle (a file read in order, as a
+ * read ahead does); any other read opens the file afresh, as does the next read after any pause (a handle
+ * is closed once no read of its file is under way and a timer turn has passed) and every read after a
+ * change made through this storage (`forget`): a file read again to decide on it (a lock file, before a
+ * takeover) is read as it is now. A burst of reads sees one file
  * throughout, even if another program renames a different one over it meanwhile.
  * @module
  */
@@ -36,6 +38,8 @@ interface Kept {
 	opened: Promise<OpenedForReading>;
 	/** The size was looked at for the read now under way (by the open), so it need not be again. */
 	sizeIsFresh: boolean;
+	/** Where the last read asked of it ends: only a read that starts there (the next range) reuses it. */
+	nextStart: number;
 	/** Reads under way. */
 	readers: number;
 	closing: ReturnType<typeof setTimeout> | undefined;
@@ -61,7 +65,8 @@ export class ReadHandles {
 
 	/** The bytes of `[start, end)` of the file at `real`, fewer where the file ends before `end`. */
 	async read(key: string, real: string, path: string, start: number, end: number): Promise<Uint8Array> {
-		const kept = this.#acquire(key, real, path);
+		const kept = this.#acquire(key, real, path, start);
+		kept.nextStart = end;
 		try {
 			const file = await kept.opened;
 			// A range within the size seen needs no new look at it; past it, the file may have grown since.
@@ -87,10 +92,16 @@ export class ReadHandles {
 		if (kept.readers === 0) closeQuietly(kept);
 	}
 
-	#acquire(key: string, real: string, path: string): Kept {
+	#acquire(key: string, real: string, path: string, start: number): Kept {
 		let kept = this.#kept.get(key);
+		// Only the next range of a file read in order reuses its handle: a read that starts anywhere else
+		// (a lock file read again to decide on it, a header) opens the file as it is now.
+		if (kept && kept.nextStart !== start) {
+			this.forget(key);
+			kept = undefined;
+		}
 		if (!kept) {
-			kept = { opened: this.#open(real, path), sizeIsFresh: true, readers: 0, closing: undefined };
+			kept = { opened: this.#open(real, path), sizeIsFresh: true, nextStart: start, readers: 0, closing: undefined };
 			const opening = kept;
 			// A failed open is not kept: the next read tries again.
 			opening.opened.catch(() => {

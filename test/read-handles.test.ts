@@ -1,4 +1,4 @@
-import { promises as fs } from "node:fs";
+import { promises as fs, renameSync, writeFileSync } from "node:fs";
 import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -124,14 +124,27 @@ describe("read handles kept across reads that follow one another", () => {
 		const first = storage.readRange(path, 0, 3);
 		await storage.append(path, bytes("defgh"), false);
 		expect(text(await first)).toBe("abc");
-		// The size seen when the file was opened was 3; this read asks past it, so the size is looked at again.
-		expect(text(await storage.readRange(path, 0, 100))).toBe("abcdefgh");
+		// The next range, on the handle opened when the file held 3 bytes: its size is looked at again.
+		expect(text(await storage.readRange(path, 3, 100))).toBe("defgh");
 		const second = storage.readRange(path, 0, 2);
 		await fs.truncate(path, 4);
 		expect(text(await second)).toBe("ab");
-		const cut = await storage.readRange(path, 0, 8);
-		expect(text(cut)).toBe("abcd");
-		expect(cut.buffer.byteLength).toBeLessThanOrEqual(8);
+		const cut = await storage.readRange(path, 2, 8);
+		expect(text(cut)).toBe("cd");
+		expect(cut.buffer.byteLength).toBeLessThanOrEqual(6);
+	});
+
+	it("a read that does not start where the last one ended opens the file as it is now (a lock read again)", async () => {
+		const path = join(dir, "lock");
+		await writeFile(path, "stale owner");
+		const counting = countingFs();
+		const storage = fsPromisesStorage(counting.fs, (p) => p, { keepReadHandles: true });
+		expect(text(await storage.readRange(path, 0, 100))).toBe("stale owner");
+		// Another program replaces the file, with no pause before the read that decides on it.
+		writeFileSync(join(dir, "new"), "live owner");
+		renameSync(join(dir, "new"), path);
+		expect(text(await storage.readRange(path, 0, 100))).toBe("live owner");
+		expect(counting.opens()).toBe(2);
 	});
 
 	it("a failed open is not kept: the next read tries again", async () => {
