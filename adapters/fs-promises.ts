@@ -403,7 +403,7 @@ export function fsPromisesStorage(
 		readRange: (path, start, end) =>
 			guarded(path, async (real) => {
 				// Keyed by the file system's own name: two spellings of one file only miss a reuse.
-				if (readHandles) return readHandles.read(real, real, path, start, end);
+				if (readHandles) return readHandles.read(real, path, start, end);
 				const { handle, size } = await openRegular(fs, real, path, flags.read);
 				try {
 					// Size the buffer by what the file holds, not by the range asked for (which may be huge).

@@ -9,8 +9,8 @@
  * read ahead does); any other read opens the file afresh, as does the next read after any pause (a handle
  * is closed once no read of its file is under way and a timer turn has passed) and every read after a
  * change made through this storage (`forget`): a file read again to decide on it (a lock file, before a
- * takeover) is read as it is now. A burst of reads sees one file
- * throughout, even if another program renames a different one over it meanwhile.
+ * takeover) is read as it is now. A burst of reads sees one file throughout, even if another program
+ * renames a different one over it meanwhile.
  * @module
  */
 import { notAFileError } from "../src/storage.ts";
@@ -63,9 +63,12 @@ export class ReadHandles {
 		this.#allocate = allocate;
 	}
 
-	/** The bytes of `[start, end)` of the file at `real`, fewer where the file ends before `end`. */
-	async read(key: string, real: string, path: string, start: number, end: number): Promise<Uint8Array> {
-		const kept = this.#acquire(key, real, path, start);
+	/**
+	 * The bytes of `[start, end)` of the file at `real` (the file system's own name, which keys its handle),
+	 * fewer where the file ends before `end`.
+	 */
+	async read(real: string, path: string, start: number, end: number): Promise<Uint8Array> {
+		const kept = this.#acquire(real, path, start);
 		kept.nextStart = end;
 		try {
 			const file = await kept.opened;
@@ -80,24 +83,24 @@ export class ReadHandles {
 			const buffer = this.#allocate(Math.max(0, Math.min(end, file.size) - start));
 			return await readInto(file.handle, buffer, start);
 		} finally {
-			this.#release(key, kept);
+			this.#release(real, kept);
 		}
 	}
 
-	/** Let go of the handle of `key` (its file is about to change): reads from now on open it again. */
-	forget(key: string): void {
-		const kept = this.#kept.get(key);
+	/** Let go of the handle of `real` (its file is about to change): reads from now on open it again. */
+	forget(real: string): void {
+		const kept = this.#kept.get(real);
 		if (!kept) return;
-		this.#kept.delete(key);
+		this.#kept.delete(real);
 		if (kept.readers === 0) closeQuietly(kept);
 	}
 
-	#acquire(key: string, real: string, path: string, start: number): Kept {
-		let kept = this.#kept.get(key);
+	#acquire(real: string, path: string, start: number): Kept {
+		let kept = this.#kept.get(real);
 		// Only the next range of a file read in order reuses its handle: a read that starts anywhere else
 		// (a lock file read again to decide on it, a header) opens the file as it is now.
 		if (kept && kept.nextStart !== start) {
-			this.forget(key);
+			this.forget(real);
 			kept = undefined;
 		}
 		if (!kept) {
@@ -105,9 +108,9 @@ export class ReadHandles {
 			const opening = kept;
 			// A failed open is not kept: the next read tries again.
 			opening.opened.catch(() => {
-				if (this.#kept.get(key) === opening) this.#kept.delete(key);
+				if (this.#kept.get(real) === opening) this.#kept.delete(real);
 			});
-			this.#kept.set(key, kept);
+			this.#kept.set(real, kept);
 		}
 		clearTimeout(kept.closing);
 		kept.closing = undefined;
@@ -115,17 +118,17 @@ export class ReadHandles {
 		return kept;
 	}
 
-	#release(key: string, kept: Kept): void {
+	#release(real: string, kept: Kept): void {
 		kept.readers--;
 		if (kept.readers > 0) return;
-		if (this.#kept.get(key) !== kept) {
+		if (this.#kept.get(real) !== kept) {
 			closeQuietly(kept); // forgotten while it was read
 			return;
 		}
 		// Closed after a timer turn: a read ahead asked for right after this read (a microtask later) keeps it.
 		kept.closing = setTimeout(() => {
-			if (this.#kept.get(key) === kept && kept.readers === 0) {
-				this.#kept.delete(key);
+			if (this.#kept.get(real) === kept && kept.readers === 0) {
+				this.#kept.delete(real);
 				closeQuietly(kept);
 			}
 		}, 0);

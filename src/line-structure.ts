@@ -348,6 +348,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Slot numbers of the entry's keys the structure reads (the message's follow them). */
+const ID = TOP_NAMES.indexOf("id");
+const TIMESTAMP = TOP_NAMES.indexOf("timestamp");
 const FROM_ID = TOP_NAMES.indexOf("fromId");
 const TARGET_ID = TOP_NAMES.indexOf("targetId");
 const CUSTOM_TYPE = TOP_NAMES.indexOf("customType");
@@ -366,9 +368,9 @@ function structureOf(values: readonly unknown[]): SessionEntry | undefined {
 	const type = values[TYPE];
 	const base: Record<string, unknown> = {
 		type,
-		id: values[TOP_NAMES.indexOf("id")],
+		id: values[ID],
 		parentId: values[PARENT_ID],
-		timestamp: values[TOP_NAMES.indexOf("timestamp")],
+		timestamp: values[TIMESTAMP],
 	};
 	switch (type) {
 		case "message":
