@@ -18,7 +18,7 @@ import {
 } from "./listing-summary.ts";
 import { HeaderTooLongError, readSessionFile, readSessionHeader } from "./load.ts";
 import { joinPath, sessionIdOfFileName, validateSessionId } from "./paths.ts";
-import { type FileStat, io, runTask, type Storage, type Task } from "./storage.ts";
+import { type FileStat, io, pool, runTask, STATS_AT_ONCE, type Storage, type Task } from "./storage.ts";
 
 export type { SessionInfo, SkippedLine };
 
@@ -139,10 +139,12 @@ function* headerOrNull(path: string): Task<SessionHeader | null> {
 export function* findMostRecentSession(dir: string, cwd?: CwdFilter): Task<string | null> {
 	// Newest first (the sort is stable: ties in the directory's order), and only as many headers read as it
 	// takes: a file that is no session, or of another cwd, gives way to the next.
+	const paths = yield* jsonlFiles(dir);
+	const stats = yield* io("statAll", paths);
 	const files: { path: string; mtimeMs: number }[] = [];
-	for (const path of yield* jsonlFiles(dir)) {
-		const stat = yield* io("stat", path);
-		if (stat) files.push({ path, mtimeMs: Number.isNaN(stat.mtimeMs) ? -Infinity : stat.mtimeMs });
+	for (const [index, stat] of stats.entries()) {
+		if (stat)
+			files.push({ path: paths[index] as string, mtimeMs: Number.isNaN(stat.mtimeMs) ? -Infinity : stat.mtimeMs });
 	}
 	files.sort((a, b) => (a.mtimeMs === b.mtimeMs ? 0 : b.mtimeMs - a.mtimeMs));
 	for (const { path } of files) {
@@ -219,25 +221,6 @@ export function* sessionInfoTask(
 		if (signal?.aborted) throw error;
 		return null;
 	}
-}
-
-/** `stat`s taken at once in a listing with a catalog. */
-const STATS_AT_ONCE = 32;
-
-/** Run tasks with at most `limit` at once; results in input order. */
-async function pool<T, R>(
-	items: readonly T[],
-	limit: number,
-	work: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-	const results = new Array<R>(items.length);
-	let next = 0;
-	const worker = async () => {
-		for (let index = next++; index < items.length; index = next++)
-			results[index] = await work(items[index] as T, index);
-	};
-	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-	return results;
 }
 
 function newestFirst(sessions: SessionInfo[]): SessionInfo[] {

@@ -21,7 +21,7 @@ import { createNodeLocks, createNodeStorage } from "../adapters/node.ts";
 import type { SessionEntry } from "../src/entries.ts";
 import { acquireLock, SessionLockedError } from "../src/lock-files.ts";
 import { type Durability, Session, SessionReadOnlyError } from "../src/session.ts";
-import type { Effect, Storage, Task } from "../src/storage.ts";
+import { type Effect, perform, type Storage, type Task } from "../src/storage.ts";
 import type { LockIdentity, LockOwner } from "../src/writer-lock.ts";
 import { assistantMessage } from "./support/messages.ts";
 import { seededRandom } from "./support/random.ts";
@@ -703,10 +703,10 @@ class Stepper<T> {
 	async step(): Promise<void> {
 		// A task that ended, or failed, performs nothing more (its last operation must not run again).
 		if (this.done || this.#step.done) return;
-		const { op, args } = this.#step.value;
+		const effect = this.#step.value;
 		let outcome: { value: unknown } | { error: unknown };
 		try {
-			outcome = { value: await (this.#storage[op] as (...a: unknown[]) => Promise<unknown>)(...args) };
+			outcome = { value: await perform(this.#storage, effect) };
 		} catch (error) {
 			outcome = { error };
 		}

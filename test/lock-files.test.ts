@@ -13,7 +13,7 @@ import { createMemoryStorage } from "../adapters/zenfs.ts";
 import { SessionLockedError, type Storage, type WriterLocks } from "../src/index.ts";
 import { acquireLock, lockFiles, realmLockIdentity } from "../src/lock-files.ts";
 import { markThreadDead } from "../src/lock-threads.ts";
-import type { Effect, Task } from "../src/storage.ts";
+import { type Effect, perform, type Task } from "../src/storage.ts";
 import type { HeldLock, LockOwner } from "../src/writer-lock.ts";
 
 const dirs: string[] = [];
@@ -175,9 +175,9 @@ class Stepper<T> {
 				this.outcome = { done: true, value: this.#step.value };
 				return;
 			}
-			const { op, args } = this.#step.value;
+			const effect = this.#step.value;
 			try {
-				const result = await (this.#storage[op] as (...a: unknown[]) => Promise<unknown>)(...args);
+				const result = await perform(this.#storage, effect);
 				this.#step = this.#task.next(result);
 			} catch (error) {
 				try {
