@@ -32,10 +32,10 @@
  * during the case (`VmHWM`, reset just before it), and the worker's peak JS heap (V8 heap plus ArrayBuffer
  * backing stores, sampled over CDP), after a garbage collection in the worker.
  *
- * Run: `npx tsx bench/browser.ts` (`--quick` for a short run; `BENCH_ROUNDS=n` to choose the rounds;
+ * Run: `npx tsx bench/browser.ts` (`--quick` for a short run: one round; `BENCH_ROUNDS=n` to choose the rounds;
  * `--incognito` to run every case in an off-the-record context instead, where OPFS is kept in memory;
  * `--only=appends,open,frames,webaccess` for some of the cases; `--only=huge`, `--only=huge4`: case 4
- * alone). `npm run bench` runs `--only=appends,open` (`--quick --only=appends,open`: about a minute), and
+ * alone). `npm run bench` runs `--only=appends,open` (`--quick --only=appends,open`: one round, about 30 s), and
  * takes its rows (bench/suite/rows.ts): the OPFS appends at 1 KB and at 100 MB (memory storage's as the
  * floor), and the 100 MB opens from OPFS and from memory storage, for writing and read-only.
  * @module
@@ -72,7 +72,7 @@ const HUGE_CASES: Readonly<Record<string, readonly VariantName[]>> = {
 const hugeVariants = (only ?? []).flatMap((name) => HUGE_CASES[name] ?? []);
 /** The `--only` prefixes of cases 1–3; all of them when `--only` is not given. */
 const regularOnly = only?.filter((name) => !(name in HUGE_CASES));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 5));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 5));
 /** Appends are timed in blocks; the sessions' blocks alternate. */
 const OPFS_BLOCK = 20;
 const OPFS_BLOCKS = quick ? 3 : 8;

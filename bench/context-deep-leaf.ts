@@ -4,8 +4,8 @@
  * (`JSON.parse` of every line). Absolute times on shared machines are noise; the ratios are the result.
  * Beside each time: the heap the call left allocated (measured before any collection), as its memory cost.
  * Every context is checked to be pi 1.6.0's, as a whole, before anything is timed.
- * Run: `npx tsx bench/context-deep-leaf.ts [--quick]` (`--quick`: a 20 MB session, 7 samples after 2 warm-up
- * rounds); under `npm run bench` (bench/run.ts) it reports its rows to the suite.
+ * Run: `npx tsx bench/context-deep-leaf.ts [--quick]` (`--quick`: a 20 MB session, 5 samples after 1 warm-up
+ * round); under `npm run bench` (bench/run.ts) it reports its rows to the suite.
  * @module
  */
 import {
@@ -20,8 +20,8 @@ import { firstDifference, isQuick, relaunchWithGc, sizeText } from "./worker-sup
 
 const QUICK = isQuick();
 const TARGET_BYTES = QUICK ? 20e6 : 100e6;
-const WARMUP = QUICK ? 2 : 3;
-const SAMPLES = QUICK ? 7 : 11;
+const WARMUP = QUICK ? 1 : 3;
+const SAMPLES = QUICK ? 5 : 11;
 /** Pause after each gc(): V8 sweeps concurrently, and on a small machine that work would land in the sample. */
 const SETTLE_MS = 100;
 const settle = new Int32Array(new SharedArrayBuffer(4));
