@@ -1288,7 +1288,7 @@ async function main(): Promise<void> {
 	if (wanted("fork")) await forkGroup(input("linear-100mb"), rounds(3));
 	if (v1) await migrationGroup(v1, rounds(3));
 	if (wanted("listing")) {
-		await listingGroup(input("home-1000"), rounds(5));
+		await listingGroup(input("home-1000"), rounds(4));
 		if (smallHome) await listingGroup(smallHome, rounds(3));
 	}
 	if (wanted("recent")) await recentGroup(input("home-1000"), rounds(5));
