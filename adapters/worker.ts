@@ -19,6 +19,7 @@ export {
 	EntryNotFoundError,
 	EntryNotLoadedError,
 	HeaderTooLongError,
+	InvalidArgumentError,
 	InvalidContextEditError,
 	InvalidSessionPathError,
 	PathOutsideRootError,

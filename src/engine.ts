@@ -18,7 +18,7 @@ import {
 import { type ProgressCallback, trackProgress } from "./engine-progress.ts";
 import type { ContextPage, ContextPageRequest, OutlineNode, OutlinePageRequest } from "./engine-views.ts";
 import type { SessionEntry, SessionHeader, SessionTreeNode } from "./entries.ts";
-import { PathOutsideRootError, UnknownSessionError } from "./errors.ts";
+import { InvalidArgumentError, PathOutsideRootError, UnknownSessionError } from "./errors.ts";
 import { type FlatTreeNode, flattenTree, unflattenTree } from "./flat-tree.ts";
 import { importSessionFile } from "./import-session-file.ts";
 import type { Diagnostic } from "./jsonl.ts";
@@ -182,7 +182,9 @@ export class Engine {
 		this.#copyResults = options.copyResults ?? true;
 		this.#limits = { maxLineBytes: options.limits?.maxLineBytes, maxEntries: options.limits?.maxEntries };
 		if (options.root !== undefined && normalizeAbsolutePath(options.root) === undefined) {
-			throw new TypeError(`the engine's sessions root must be an absolute path: ${JSON.stringify(options.root)}`);
+			throw new InvalidArgumentError(
+				`the engine's sessions root must be an absolute path: ${JSON.stringify(options.root)}`,
+			);
 		}
 		this.#root = options.root;
 		this.#realPath = options.realPath;

@@ -139,10 +139,22 @@ export class InvalidSessionPathError extends Error {
 	override name = "InvalidSessionPathError";
 }
 
+/**
+ * An argument the engine cannot take: a message that is not an object, a context edit's replacement without
+ * content, an entry whose JSON cannot be made, an encoded message that is not one object's UTF-8 JSON. A
+ * `TypeError` still (as pi's checks throw one), and typed, so that it crosses the worker as itself. Nothing
+ * was written.
+ */
+export class InvalidArgumentError extends TypeError {
+	override name = "InvalidArgumentError";
+}
+
 /** Why an entry cannot be appended: its JSON cannot be made (a cycle, a BigInt). */
-export function unencodableEntryError(type: string, why: unknown): TypeError {
+export function unencodableEntryError(type: string, why: unknown): InvalidArgumentError {
 	const reason = why instanceof Error ? why.message : String(why);
-	return new TypeError(`cannot append this ${type} entry: it cannot be written as JSON (${reason})`, { cause: why });
+	return new InvalidArgumentError(`cannot append this ${type} entry: it cannot be written as JSON (${reason})`, {
+		cause: why,
+	});
 }
 
 /**

@@ -47,7 +47,7 @@ export { CURRENT_SESSION_VERSION, isSessionHeader } from "./entries.ts";
 // Entries in words, for people (a navigator, a terminal, an export).
 export { entryKind, entryPreview, messageText } from "./entry-text.ts";
 export type { ErrorData } from "./error-data.ts";
-export { type SessionFileChange, SessionFileChangedError } from "./errors.ts";
+export { InvalidArgumentError, type SessionFileChange, SessionFileChangedError } from "./errors.ts";
 export type { FlatTreeNode } from "./flat-tree.ts";
 export { flattenTree, unflattenTree } from "./flat-tree.ts";
 export { createSessionId } from "./ids.ts";

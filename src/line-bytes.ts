@@ -4,6 +4,7 @@
  * `JSON.stringify` of it). Also the chunking of large rewrites.
  * @module
  */
+import { InvalidArgumentError } from "./errors.ts";
 
 /**
  * A message entry's line whose message is JSON bytes already: `{"type":"message"`, these fields, then the
@@ -28,26 +29,27 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /**
- * Throws a `TypeError` unless `json` can be one entry's message on one line: braced like a JSON object's
- * text (as `JSON.stringify` makes it) and without a raw line feed, which would split the file's lines.
+ * Throws an `InvalidArgumentError` (a `TypeError`) unless `json` can be one entry's message on one line:
+ * braced like a JSON object's text (as `JSON.stringify` makes it) and without a raw line feed, which would
+ * split the file's lines.
  * Nothing more is checked here: that would cost what encoding on the caller's thread saves.
  */
 export function assertMessageJson(json: Uint8Array): void {
 	const framed = json.length >= 2 && json[0] === OPEN_BRACE && json[json.length - 1] === CLOSE_BRACE;
 	if (!framed || json.indexOf(LINE_FEED) !== -1) {
-		throw new TypeError("an encoded message must be the JSON text of one object, on one line");
+		throw new InvalidArgumentError("an encoded message must be the JSON text of one object, on one line");
 	}
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** Decode a message sent encoded; a `TypeError` if its bytes are not UTF-8 JSON. */
+/** Decode a message sent encoded; an `InvalidArgumentError` if its bytes are not UTF-8 JSON. */
 export function decodeMessage(json: Uint8Array): unknown {
 	try {
 		return JSON.parse(decoder.decode(json));
 	} catch (error) {
-		throw new TypeError("an encoded message is not valid UTF-8 JSON", { cause: error });
+		throw new InvalidArgumentError("an encoded message is not valid UTF-8 JSON", { cause: error });
 	}
 }
 

@@ -14,7 +14,13 @@
  * @module
  */
 import type { AgentMessage, SessionEntry } from "./entries.ts";
-import { SessionClosedError, SessionFileChangedError, SessionReadOnlyError, unencodableEntryError } from "./errors.ts";
+import {
+	InvalidArgumentError,
+	SessionClosedError,
+	SessionFileChangedError,
+	SessionReadOnlyError,
+	unencodableEntryError,
+} from "./errors.ts";
 import { createEntryId } from "./ids.ts";
 import { bytesNestDeeperThan, type Diagnostic, encodeEntry, MAX_NESTING_DEPTH, nestsDeeperThan } from "./jsonl.ts";
 import {
@@ -250,7 +256,7 @@ export class SessionCore {
 					message = decodeMessage(json) as AgentMessage;
 				} catch (error) {
 					const session = this.path ?? "an in-memory session";
-					throw new TypeError(`message entry ${id} of ${session}: ${String(error)}`, { cause: error });
+					throw new InvalidArgumentError(`message entry ${id} of ${session}: ${String(error)}`, { cause: error });
 				}
 				this.#tree.addEntry({ type: "message", id, parentId, timestamp, message });
 			}

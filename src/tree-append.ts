@@ -14,7 +14,7 @@ import {
 	type Usage,
 	type UsageEntry,
 } from "./entries.ts";
-import { InvalidContextEditError } from "./errors.ts";
+import { InvalidArgumentError, InvalidContextEditError } from "./errors.ts";
 import { createSessionId } from "./ids.ts";
 import { replaySystemMessages } from "./system-message.ts";
 import type { TreeIndex } from "./tree-index.ts";
@@ -79,7 +79,7 @@ export function timestampClock(now: (() => Date) | undefined): () => string {
 export function assertObjectMessage(message: unknown, asWritten: unknown = message): void {
 	if (typeof asWritten === "object" && asWritten !== null && !Array.isArray(asWritten)) return;
 	const what = asWritten === null ? "null" : Array.isArray(asWritten) ? "an array" : typeof asWritten;
-	throw new TypeError(`cannot append a message that is not an object (it would be written as ${what})`);
+	throw new InvalidArgumentError(`cannot append a message that is not an object (it would be written as ${what})`);
 }
 
 /**
@@ -96,7 +96,7 @@ export function contextEditReplacement(
 		replacement !== null &&
 		(typeof replacement !== "object" || (typeof content !== "string" && !Array.isArray(content)))
 	) {
-		throw new TypeError("Context edit replacement must be null or contain string/array content");
+		throw new InvalidArgumentError("Context edit replacement must be null or contain string/array content");
 	}
 	const target = index.require(targetId);
 	if (!index.isOnBranch(target)) throw new InvalidContextEditError(targetId, "is not on the active branch");

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { errorFromData } from "../adapters/worker.ts";
 import { errorToData } from "../src/error-data.ts";
-import { SessionLockedError } from "../src/errors.ts";
+import { InvalidArgumentError, SessionLockedError } from "../src/errors.ts";
 import { StorageError } from "../src/storage.ts";
+import { TYPED } from "./support/typed-errors.ts";
 
 /** Through structured cloning, as between threads. */
 const acrossThreads = (error: unknown): Error => errorFromData(structuredClone(errorToData(error)));
@@ -50,6 +51,17 @@ describe("errors as data, across threads", () => {
 			const rebuilt = errorFromData({ name, message: "m", fields: {} });
 			expect([rebuilt.constructor, rebuilt.name]).toEqual([Error, name]);
 		}
+	});
+
+	it("every class of errors.ts comes back as itself (a new one must be added to the wire's table)", () => {
+		expect(TYPED.length).toBeGreaterThan(10);
+		for (const type of TYPED) {
+			const original = Object.assign(Reflect.construct(Error, ["m"], type) as Error, { name: type.name });
+			const copy = acrossThreads(original);
+			expect([copy.constructor, copy.name], type.name).toEqual([type, type.name]);
+		}
+		// A caller's bad argument stays a TypeError on the far side too, as pi's checks throw.
+		expect(acrossThreads(new InvalidArgumentError("bad"))).toBeInstanceOf(TypeError);
 	});
 
 	it("built-in classes, aborts, unknown names and thrown non-errors", () => {

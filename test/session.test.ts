@@ -13,6 +13,7 @@ import {
 	findById,
 	findMostRecentSession,
 	HeaderTooLongError,
+	InvalidArgumentError,
 	InvalidSessionPathError,
 	listAllSessions,
 	listSessions,
@@ -611,9 +612,9 @@ describe.each(adapters)("sessions on %s storage", (_name, setup) => {
 			() => undefined,
 			(error: Error) => error,
 		);
-		expect(refused).toBeInstanceOf(TypeError);
+		expect(refused).toBeInstanceOf(InvalidArgumentError);
 		expect(refused?.message).toMatch(/cannot append this custom entry: it cannot be written as JSON/);
-		await expect(alsoBad).rejects.toBeInstanceOf(TypeError);
+		await expect(alsoBad).rejects.toBeInstanceOf(InvalidArgumentError);
 		const ids = await Promise.all([a, b, c]);
 		expect(session.tree.getBranch().map((entry) => entry.id)).toEqual(ids);
 		await session.close();
@@ -908,18 +909,22 @@ describe.each(adapters)(
 			const session = await Session.create(storage, { cwd: "/p", sessionDir: `${root}/refused` });
 			const path = session.path as string;
 			for (const [what, message] of notObjects) {
-				await expect(session.appendMessage(message as never), what).rejects.toBeInstanceOf(TypeError);
+				await expect(session.appendMessage(message as never), what).rejects.toBeInstanceOf(InvalidArgumentError);
 			}
-			expect(() => session.changeEncodedMessage("user", encoder.encode("null"))).toThrow(TypeError);
-			expect(() => session.changeEncodedMessage("user", encoder.encode('"hi"'))).toThrow(TypeError);
+			expect(() => session.changeEncodedMessage("user", encoder.encode("null"))).toThrow(InvalidArgumentError);
+			expect(() => session.changeEncodedMessage("user", encoder.encode('"hi"'))).toThrow(InvalidArgumentError);
 			await session.flush();
 			expect(session.tree.size).toBe(0);
 			expect(await storage.stat(path)).toBeNull();
 
-			await session.appendMessage(user("hi"));
+			const hi = await session.appendMessage(user("hi"));
 			const written = await readText(storage, path);
 			for (const [what, message] of notObjects) {
-				await expect(session.appendMessage(message as never), what).rejects.toBeInstanceOf(TypeError);
+				await expect(session.appendMessage(message as never), what).rejects.toBeInstanceOf(InvalidArgumentError);
+			}
+			// A context edit's replacement without string or array content: pi's refusal, typed.
+			for (const replacement of [{}, { content: 5 }, "text"]) {
+				await expect(session.appendContextEdit(hi, replacement as never)).rejects.toBeInstanceOf(InvalidArgumentError);
 			}
 			await session.appendMessage(assistant("still fine"));
 			await session.close();
