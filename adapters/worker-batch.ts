@@ -5,6 +5,7 @@
  */
 import { type Engine, type SessionHandle, sessionOfHandle } from "../src/engine.ts";
 import { errorToData } from "../src/error-data.ts";
+import { InvalidArgumentError } from "../src/errors.ts";
 import type { Session } from "../src/session.ts";
 import type { SessionTree } from "../src/tree.ts";
 import { BATCHABLE_METHODS, type BatchCall, type BatchResult } from "./worker-wire.ts";
@@ -45,24 +46,26 @@ class BatchOutcomes {
 type EncodedRun = [SessionHandle, number, number[], (string | undefined)[]];
 
 /**
- * Throws a `TypeError` unless every call has a shape the client makes: a batchable method (or
+ * Throws an `InvalidArgumentError` (a `TypeError`) unless every call has a shape the client makes: a batchable method (or
  * `appendEncodedMessages` with one role per message) and a list of arguments. Checked before anything is
  * applied: a batch that cannot give each call its own outcome is refused whole, never half applied.
  */
 function assertShape(calls: unknown): asserts calls is BatchCall[] {
-	if (!Array.isArray(calls)) throw new TypeError("runBatch takes a list of calls");
+	if (!Array.isArray(calls)) throw new InvalidArgumentError("runBatch takes a list of calls");
 	for (const [index, call] of calls.entries()) {
 		const { method, args } = (call ?? {}) as Partial<BatchCall>;
 		if (typeof method !== "string" || !Array.isArray(args)) {
-			throw new TypeError(`runBatch: call ${index} is not { method, args }`);
+			throw new InvalidArgumentError(`runBatch: call ${index} is not { method, args }`);
 		}
 		if (method === "appendEncodedMessages") {
 			const [, , ends, roles] = args;
 			if (!Array.isArray(ends) || !Array.isArray(roles) || ends.length !== roles.length) {
-				throw new TypeError("appendEncodedMessages takes [handle, start, ends, roles], with as many roles as ends");
+				throw new InvalidArgumentError(
+					"appendEncodedMessages takes [handle, start, ends, roles], with as many roles as ends",
+				);
 			}
 		} else if (!BATCHABLE_METHODS.includes(method)) {
-			throw new TypeError(`runBatch: ${method} cannot be batched`);
+			throw new InvalidArgumentError(`runBatch: ${method} cannot be batched`);
 		}
 	}
 }
@@ -71,7 +74,7 @@ function assertShape(calls: unknown): asserts calls is BatchCall[] {
  * Run batchable calls (appends, branch moves) in order, as if issued back to back, and report each
  * outcome. Messages come as `appendEncodedMessages` runs whose JSON text is in `encoded` (see
  * `BatchCall`), each message with its own outcome. The engine takes `encoded` over: it keeps views of it.
- * A batch whose shape is wrong is refused (a `TypeError`) before any call is applied.
+ * A batch whose shape is wrong is refused (an `InvalidArgumentError`, a `TypeError`) before any call is applied.
  */
 export async function runBatch(engine: Engine, calls: BatchCall[], encoded?: Uint8Array): Promise<BatchResult[]> {
 	assertShape(calls);
@@ -125,7 +128,7 @@ function appendEncodedMessages(
 		session = sessionOfHandle(engine, handle);
 		const last = ends[ends.length - 1] ?? start;
 		if (!encoded || !Number.isInteger(start) || start < 0 || !(last >= start && last <= encoded.length)) {
-			throw new TypeError("appendEncodedMessages: the byte ranges do not fit the batch's buffer");
+			throw new InvalidArgumentError("appendEncodedMessages: the byte ranges do not fit the batch's buffer");
 		}
 		// A run that shares the buffer with others gets its own copy: a session keeps its messages' bytes
 		// until it is read, and must not keep other sessions' bytes with them.
@@ -139,7 +142,7 @@ function appendEncodedMessages(
 		const to = ends[index] as number;
 		try {
 			if (!(to >= from && from >= start && to - start <= bytes.length)) {
-				throw new TypeError("appendEncodedMessages: a byte range is out of order");
+				throw new InvalidArgumentError("appendEncodedMessages: a byte range is out of order");
 			}
 			const json = bytes.subarray(from - start, to - start);
 			const { id, written } = session.changeEncodedMessage(roles[index], json);

@@ -151,12 +151,12 @@ describe("messages appended as JSON bytes", () => {
 		]);
 		expect(results.map((result) => (isBatchFailure(result) ? result.error.name : ""))).toEqual([
 			"",
-			"TypeError",
+			"InvalidArgumentError",
 			"",
-			"TypeError",
+			"InvalidArgumentError",
 			"",
-			"TypeError",
-			"TypeError",
+			"InvalidArgumentError",
+			"InvalidArgumentError",
 			"UnknownSessionError",
 			"UnknownSessionError",
 		]);

@@ -63,8 +63,8 @@ describe("the engine worker's life", () => {
 		]);
 		expect(burst.map((outcome) => outcome.status)).toEqual(["fulfilled", "fulfilled", "rejected", "rejected"]);
 		expect(burst.slice(2).map((outcome) => outcome.status === "rejected" && outcome.reason.name)).toEqual([
-			"TypeError",
-			"TypeError",
+			"InvalidArgumentError",
+			"InvalidArgumentError",
 		]);
 		const appended = burst.slice(0, 2).map((outcome) => (outcome.status === "fulfilled" ? outcome.value : ""));
 		const entries = await Promise.all(

@@ -11,6 +11,7 @@ import {
 	type AssistantMessage,
 	type Engine,
 	EntryNotFoundError,
+	InvalidArgumentError,
 	InvalidContextEditError,
 	type SessionEntry,
 	SessionFormatError,
@@ -112,6 +113,7 @@ export const describeOutcome = (outcome: unknown): unknown =>
 /** Error classes a caller may test for with `instanceof`; through the worker too. */
 const ERROR_CLASSES = {
 	EntryNotFoundError,
+	InvalidArgumentError,
 	InvalidContextEditError,
 	SessionFormatError,
 	SessionLockedError,
@@ -119,6 +121,7 @@ const ERROR_CLASSES = {
 	SessionReadOnlyError,
 	UnknownSessionError,
 	DOMException,
+	TypeError,
 };
 
 interface Rejection {
@@ -540,7 +543,10 @@ export function engineConformance(
 			// Issued together: one burst (one batch through the worker).
 			const outcomes = [plain, cyclic, odd, big].map((message) => rejection(engine.appendMessage(h, message as never)));
 			const [first, cycle, second, bigint] = await Promise.all(outcomes);
-			expect([cycle, bigint].map((r) => r !== "resolved" && r?.name)).toEqual(["TypeError", "TypeError"]);
+			expect([cycle, bigint].map((r) => r !== "resolved" && r?.classes)).toEqual([
+				["InvalidArgumentError", "TypeError"],
+				["InvalidArgumentError", "TypeError"],
+			]);
 			expect([first, second]).toEqual(["resolved", "resolved"]);
 			await engine.flush(h);
 			const text = decoder.decode(await engine.exportSessionFile(path as string));
@@ -780,7 +786,7 @@ export function engineConformance(
 			await engine.appendUsage(handle, "cache_warm", "anthropic", "claude", usage);
 			await engine.appendContextEdit(handle, answer, { content: "short" });
 			const refused = await rejection(engine.appendContextEdit(handle, question, { content: 1 } as never));
-			expect(refused !== "resolved" && refused.name).toBe("TypeError");
+			expect(refused !== "resolved" && refused.classes).toEqual(["InvalidArgumentError", "TypeError"]);
 			const notEditable = await rejection(engine.appendContextEdit(handle, "aaaaaaaa", null));
 			expect(notEditable !== "resolved" && notEditable.classes).toEqual(["EntryNotFoundError"]);
 			let page = await engine.getContext(handle);
