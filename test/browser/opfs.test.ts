@@ -8,7 +8,7 @@ import type { Storage } from "../../src/storage.ts";
 import { testStorage } from "../../src/testing.ts";
 import { type EngineFixture, engineConformance, type SuiteOptions } from "../conformance/engine-suite.ts";
 import { globCorpus } from "../support/corpus.ts";
-import { userMessage } from "../support/messages.ts";
+import { assistantMessage, userMessage } from "../support/messages.ts";
 import { forwarded, storageWorker, workers } from "./opfs/forwarded.ts";
 
 registerTransferHandlers();
@@ -349,6 +349,33 @@ describe("web locks", () => {
 });
 
 describe("two engines in two workers on one OPFS session", () => {
+	it("terminate() (even twice) writes what is pending and releases the lock; later calls reject", async () => {
+		const root = freshRoot();
+		const first = await startEngineWorker({ storage: "opfs", worker: engineWorker(root) });
+		const second = await startEngineWorker({ storage: "opfs", worker: engineWorker(root) });
+		try {
+			const { handle, path } = await first.engine.create({ cwd: "/p" });
+			// Not awaited: terminate() must let them be written first.
+			const appended = [
+				first.engine.appendMessage(handle, userMessage("hi", 1)),
+				first.engine.appendMessage(handle, assistantMessage("hello", { timestamp: 2 })),
+			];
+			await Promise.all([first.terminate(), first.terminate()]);
+			const ids = await Promise.all(appended);
+			// The lock is free at once: the other worker opens the session for writing, with both entries.
+			const writer = await second.engine.open(path as string);
+			expect((await second.engine.getBranch(writer.handle)).map((entry) => entry.id)).toEqual(ids);
+			await second.engine.close(writer.handle);
+			expect(await rejection(first.engine.getBranch(handle))).toBeInstanceOf(EngineWorkerError);
+			expect(await rejection(first.engine.appendMessage(handle, userMessage("late", 3)))).toBeInstanceOf(
+				EngineWorkerError,
+			);
+		} finally {
+			await second.terminate();
+			await removeOpfsDirectory(root);
+		}
+	});
+
 	it("the second is refused the writer lock, reads read-only, and writes once the first worker is gone", async () => {
 		const root = freshRoot();
 		const firstWorker = engineWorker(root);
