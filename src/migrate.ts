@@ -1,7 +1,8 @@
 /**
  * Format migrations v1 → v2 → v3 as pure functions: they return new records and never touch their input.
  * - v1 → v2: entries get `id`/`parentId` (a linear chain); compaction `firstKeptEntryIndex` (an index into
- *   the file's records, header included) becomes `firstKeptEntryId`.
+ *   the file's records, header included) becomes `firstKeptEntryId` when it names the compaction itself or
+ *   an entry before it (as pi 1.6.0; otherwise none, with a warning).
  * - v2 → v3: message role `hookMessage` becomes `custom`.
  * @module
  */
@@ -56,9 +57,12 @@ export function migrateV1ToV2(
 		if (entry.type !== "compaction" || typeof firstKeptEntryIndex !== "number") {
 			return { ...entry, id, parentId } as FileEntry;
 		}
-		const firstKeptEntryId = idByIndex[firstKeptEntryIndex];
+		// As pi 1.6.0: only the compaction itself or an entry before it (a later one has no id yet when pi's
+		// migration reaches the compaction, and the compaction is left keeping nothing named).
+		const firstKeptEntryId = firstKeptEntryIndex <= index ? idByIndex[firstKeptEntryIndex] : undefined;
 		if (firstKeptEntryId === undefined) {
-			warnings.push(`compaction at record ${index} keeps from record ${firstKeptEntryIndex}, which is not an entry`);
+			const what = firstKeptEntryIndex > index ? "a later record" : "not an entry";
+			warnings.push(`compaction at record ${index} keeps from record ${firstKeptEntryIndex}, which is ${what}`);
 			return { ...rest, id, parentId } as FileEntry;
 		}
 		return { ...rest, id, parentId, firstKeptEntryId } as FileEntry;

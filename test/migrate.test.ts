@@ -43,6 +43,30 @@ describe("migrations", () => {
 		expect(entries[0]).toMatchObject({ version: 2, provider: "x" });
 	});
 
+	it("a compaction keeps from itself or an earlier entry only, as pi 1.6.0: a later one, the header or none is no first kept entry", () => {
+		const header = { type: "session", id: "s1", timestamp: "t0", cwd: "/" };
+		const message = (n: number) => ({ type: "message", timestamp: `t${n}`, message: { role: "user", content: "m" } });
+		const keptFrom = (index: number) => {
+			const compaction = {
+				type: "compaction",
+				timestamp: "t2",
+				summary: "s",
+				firstKeptEntryIndex: index,
+				tokensBefore: 1,
+			};
+			const { entries, warnings } = migrateV1ToV2([header, message(1), compaction, message(3)] as never, counter());
+			return [(entries[2] as { firstKeptEntryId?: string }).firstKeptEntryId, warnings.length];
+		};
+		expect([1, 2, 3, 0, 4, -1].map(keptFrom)).toEqual([
+			["00000id1", 0],
+			["00000id2", 0],
+			[undefined, 1],
+			[undefined, 1],
+			[undefined, 1],
+			[undefined, 1],
+		]);
+	});
+
 	it("keeps pi's field order: new fields go last", () => {
 		const { entries } = migrateV1ToV2(v1, counter());
 		expect(Object.keys(entries[1] as object)).toEqual(["type", "timestamp", "message", "id", "parentId"]);
