@@ -11,6 +11,7 @@
 
 import * as Comlink from "comlink";
 import { Engine, type EngineOptions } from "../src/engine.ts";
+import { InvalidArgumentError } from "../src/errors.ts";
 import { randomUuid } from "../src/ids.ts";
 import { markThreadDead } from "../src/lock-threads.ts";
 import { runBatch } from "./worker-batch.ts";
@@ -62,7 +63,7 @@ export function createEngineFactory({ storages }: EngineHostOptions): EngineFact
 			const factory = Object.hasOwn(storages, config.storage) ? storages[config.storage] : undefined;
 			if (!factory) {
 				const names = Object.keys(storages).map((name) => JSON.stringify(name));
-				throw new TypeError(
+				throw new InvalidArgumentError(
 					`this engine worker has no storage ${JSON.stringify(config.storage)} (it has ${names.join(", ") || "none"})`,
 				);
 			}

@@ -141,9 +141,12 @@ export class InvalidSessionPathError extends Error {
 
 /**
  * An argument the engine cannot take: a message that is not an object, a context edit's replacement without
- * content, an entry whose JSON cannot be made, an encoded message that is not one object's UTF-8 JSON. A
- * `TypeError` still (as pi's checks throw one), and typed, so that it crosses the worker as itself. Nothing
- * was written.
+ * content, an entry whose JSON cannot be made, an encoded message that is not one object's text, a batch of
+ * calls of the wrong shape, a sessions root that is not absolute, a storage a worker does not have. Thrown
+ * before anything is written, with one exception: encoded message bytes are only framed when appended (they
+ * come from `JSON.stringify` on the client), so bytes that are no UTF-8 JSON are found when the tree reads
+ * them. A `TypeError` (pi's own checks throw `TypeError`s or plain `Error`s), typed so that it crosses the
+ * worker as itself.
  */
 export class InvalidArgumentError extends TypeError {
 	override name = "InvalidArgumentError";

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
 import { startEngineWorker } from "../adapters/worker.ts";
+import { InvalidArgumentError } from "../src/errors.ts";
 import {
 	DEFAULT_MAX_LINE_BYTES,
 	Engine,
@@ -157,7 +158,7 @@ describe("a line nested deeper than MAX_NESTING_DEPTH", () => {
 		}
 	});
 
-	it("is refused on append (a TypeError, nothing written), in process and through the worker", async () => {
+	it("is refused on append (an InvalidArgumentError, nothing written), in process and through the worker", async () => {
 		const nested = (levels: number): unknown => {
 			let value: unknown = [];
 			for (let level = 1; level < levels; level++) value = [value];
@@ -168,10 +169,10 @@ describe("a line nested deeper than MAX_NESTING_DEPTH", () => {
 		await session.appendMessage({ role: "user", content: nested(KEPT - 2) as never, timestamp: 1 });
 		await expect(
 			session.appendMessage({ role: "user", content: nested(KEPT - 1) as never, timestamp: 1 }),
-		).rejects.toBeInstanceOf(TypeError);
+		).rejects.toBeInstanceOf(InvalidArgumentError);
 		await expect(
 			session.appendMessage({ role: "user", content: nested(5_000) as never, timestamp: 1 }),
-		).rejects.toBeInstanceOf(TypeError);
+		).rejects.toBeInstanceOf(InvalidArgumentError);
 		await session.close();
 		const reopened = await Session.open(storage, session.path as string, { readOnly: true });
 		expect(reopened.tree.size).toBe(1);
@@ -183,7 +184,7 @@ describe("a line nested deeper than MAX_NESTING_DEPTH", () => {
 			await engine.appendMessage(handle, { role: "user", content: nested(KEPT - 2) as never, timestamp: 1 });
 			await expect(
 				engine.appendMessage(handle, { role: "user", content: nested(KEPT - 1) as never, timestamp: 1 }),
-			).rejects.toBeInstanceOf(TypeError);
+			).rejects.toBeInstanceOf(InvalidArgumentError);
 			expect((await engine.getContext(handle)).messages.length).toBe(1);
 			await engine.close(handle);
 		} finally {

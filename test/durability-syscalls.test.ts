@@ -4,7 +4,8 @@
  * (`createNodeStorage`) every `FileHandle#write` and `#datasync`, on its synchronous twin (the
  * pi-compatible `SessionManager`'s) every `fs.writeSync` and `fs.fdatasyncSync`, each with the name of
  * the file it went to. A durable append's bytes are synced before its promise resolves; `"none"` syncs no
- * append; a migration's rewrite is synced whatever the mode (it replaces what the user had).
+ * append; a migration's rewrite is synced whatever the mode (it replaces what the user had). Both
+ * `datasync` and `sync` (and their sync twins) count as syncs, so that an extra one in `"none"` shows.
  */
 import fs, { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
@@ -46,7 +47,7 @@ type AnyFunction = (this: unknown, ...args: never[]) => unknown;
 /** Every write and datasync through a `FileHandle` (what the async storage uses), in order. */
 async function watchHandles(): Promise<Call[]> {
 	const probe = await fs.promises.open(join(dir, "probe"), "w");
-	const handles = Object.getPrototypeOf(probe) as Record<"write" | "datasync", AnyFunction>;
+	const handles = Object.getPrototypeOf(probe) as Record<"write" | "datasync" | "sync", AnyFunction>;
 	await probe.close();
 	const names = new Map<number, string>();
 	const calls: Call[] = [];
@@ -61,6 +62,7 @@ async function watchHandles(): Promise<Call[]> {
 	for (const [method, kind] of [
 		["write", "write"],
 		["datasync", "sync"],
+		["sync", "sync"],
 	] as const) {
 		patch(handles, method, (original) =>
 			Object.assign(async function (this: { fd: number }, ...args: never[]) {
@@ -90,16 +92,22 @@ function watchSyncCalls(): Call[] {
 			return (write as AnyFunction)(...(args as unknown as never[])) as number;
 		}),
 	);
-	patch(fs, "fdatasyncSync", (sync) =>
-		Object.assign((fd: number) => {
-			calls.push({ kind: "sync", file: names.get(fd) ?? "?" });
-			sync(fd);
-		}),
-	);
+	for (const method of ["fdatasyncSync", "fsyncSync"] as const) {
+		patch(fs, method, (sync) =>
+			Object.assign((fd: number) => {
+				calls.push({ kind: "sync", file: names.get(fd) ?? "?" });
+				sync(fd);
+			}),
+		);
+	}
 	// The adapters import `node:fs` by name: their bindings follow the module object only after this.
 	syncBuiltinESMExports();
 	return calls;
 }
+
+/** Whether `file` is the temporary twin a rewrite of the file at `path` is written to (`<name>.<8 hex>.tmp`). */
+const isRewriteOf = (file: string, path: string): boolean =>
+	file.startsWith(`${basename(path)}.`) && /^\.[0-9a-f]{8}\.tmp$/.test(file.slice(basename(path).length));
 
 /** The calls to the session file `path` (by its name; temporary twins carry another). */
 const toFile = (calls: readonly Call[], path: string): string[] =>
@@ -153,7 +161,13 @@ describe("durability: the syncs the file system is asked for (createNodeStorage)
 		const writes = after.filter((kind) => kind === "write").length;
 		expect(writes).toBeLessThanOrEqual(3);
 		expect(after).toEqual(Array.from({ length: writes }, () => ["write", "sync"]).flat());
-		for (const sofar of seen) expect(sofar.at(-1)).toBe("sync");
+		// Each append resolves once the write holding it is synced: at its resolution, every write so far is.
+		for (const sofar of seen) {
+			expect(sofar.at(-1)).toBe("sync");
+			expect(sofar.filter((kind) => kind === "sync").length).toBe(sofar.filter((kind) => kind === "write").length);
+		}
+		// And not before its own group's write: the later appends resolve after more writes than the first.
+		expect(seen.at(-1)?.length).toBe(after.length);
 		await session.close();
 	});
 
@@ -177,7 +191,7 @@ describe("durability: the syncs the file system is asked for (createNodeStorage)
 			const session = await Session.open(createNodeStorage(), path, { durability });
 			expect(session.report.migratedFrom?.version, durability).toBe(1);
 			// Written to a temporary file, synced, renamed over the session: the last calls are its.
-			const rewrite = calls.filter((call) => call.file.startsWith(`${basename(path)}.`) && call.file.endsWith(".tmp"));
+			const rewrite = calls.filter((call) => isRewriteOf(call.file, path));
 			expect(rewrite.length, durability).toBeGreaterThan(0);
 			expect(rewrite.at(-1)?.kind, durability).toBe("sync");
 			await session.close();
@@ -192,7 +206,7 @@ describe("durability: the syncs of the pi-compatible SessionManager (the sync st
 		writeFileSync(path, sessionFixture("v1-linear.jsonl").text);
 		const calls = watchSyncCalls();
 		const manager = SessionManager.open(path, dir);
-		const rewrite = calls.filter((call) => call.file.startsWith(`${basename(path)}.`) && call.file.endsWith(".tmp"));
+		const rewrite = calls.filter((call) => isRewriteOf(call.file, path));
 		expect(rewrite.map((call) => call.kind)).toContain("sync");
 		expect(rewrite.at(-1)?.kind).toBe("sync");
 		const before = calls.length;

@@ -7,6 +7,7 @@ import { encodeTexts } from "../adapters/message-runs.ts";
 import { runBatch } from "../adapters/worker-batch.ts";
 import { isBatchFailure } from "../adapters/worker-wire.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
+import { InvalidArgumentError } from "../src/errors.ts";
 import { type AgentMessage, Engine, encodeEntry, Session, type SessionEntry, type Storage } from "../src/index.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 
@@ -102,7 +103,7 @@ describe("messages appended as JSON bytes", () => {
 	it("bytes that cannot be one line's object are refused at once, and nothing is appended", async () => {
 		const { session } = await newSession();
 		for (const bad of ['"text"', "[1]", '{"a":"b"}\n{"c":1}', "", "{"]) {
-			expect(() => session.changeEncodedMessage("user", encoder.encode(bad))).toThrow(TypeError);
+			expect(() => session.changeEncodedMessage("user", encoder.encode(bad))).toThrow(InvalidArgumentError);
 		}
 		expect(session.tree.size).toBe(0);
 		await session.close();
@@ -199,7 +200,7 @@ describe("messages appended as JSON bytes", () => {
 			],
 			buffer,
 		);
-		await expect(malformed).rejects.toThrow(TypeError);
+		await expect(malformed).rejects.toThrow(InvalidArgumentError);
 		// Refused whole: the resetLeaf after the malformed run was not applied either.
 		expect((await engine.summary(one.handle)).leafId).not.toBeNull();
 		await engine.closeAll();

@@ -23,6 +23,7 @@ import { createNodeLocks, createNodeStorage } from "../adapters/node.ts";
 import { realPathOn } from "../adapters/real-path.ts";
 import { startEngineWorker, PathOutsideRootError as WorkerPathOutsideRootError } from "../adapters/worker.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
+import { InvalidArgumentError } from "../src/errors.ts";
 import { Engine, InvalidSessionPathError, PathOutsideRootError, Session, type Storage } from "../src/index.ts";
 import { dirname, isInsideRoot, joinPath, normalizeAbsolutePath } from "../src/paths.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
@@ -334,7 +335,7 @@ describe("an engine with a sessions root refuses paths outside it", () => {
 		} finally {
 			await terminate();
 		}
-		expect(() => new Engine({ storage: createNodeStorage(), agentDir: "/a", root: "a" })).toThrow(TypeError);
+		expect(() => new Engine({ storage: createNodeStorage(), agentDir: "/a", root: "a" })).toThrow(InvalidArgumentError);
 	});
 
 	it("the memory storages keep working without a root, and with one", async () => {

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
-import { parseSessionText, Session, type SessionEntry, SessionTree } from "../src/index.ts";
+import { parseSessionText, Session, type SessionEntry, SessionTree, type SessionTreeNode } from "../src/index.ts";
 import { pi16 } from "./support/pi16.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "pi16-damaged-"));
@@ -143,13 +143,33 @@ async function agrees(entries: Record<string, unknown>[]): Promise<void> {
 	const path = join(scratch, `d${files++}.jsonl`);
 	writeFileSync(path, [HEADER, ...ruled.entries].map((record) => `${JSON.stringify(record)}\n`).join(""));
 	const pi = pi16.SessionManager.open(path, scratch);
-	const piEntries = pi.getEntries() as unknown as SessionEntry[];
 
 	const ours = SessionTree.fromRecords(parseSessionText(text).entries);
 	// Read lazily too: its context reads go another way (the path of structures, bodies read when asked).
 	const original = join(scratch, `d${files++}.jsonl`);
 	writeFileSync(original, text);
 	const lazy = await Session.open(createNodeStorage(), original, { readOnly: true, load: "lazy" });
+	try {
+		expectSame(entries, ruled, pi, ours, lazy.tree);
+	} finally {
+		await lazy.close();
+	}
+}
+
+/** The tree as ids, labels and children: what `getTree` shows. */
+function shape(nodes: readonly SessionTreeNode[]): unknown[] {
+	return nodes.map((node) => ({ id: node.entry.id, label: node.label, children: shape(node.children) }));
+}
+
+/** Our reads (in memory and lazy) against pi's of the file as ruled, at every indexed entry and of the whole tree. */
+function expectSame(
+	entries: Record<string, unknown>[],
+	ruled: ReturnType<typeof asOurRulesRead>,
+	pi: ReturnType<typeof pi16.SessionManager.open>,
+	ours: SessionTree,
+	lazy: SessionTree,
+): void {
+	const piEntries = pi.getEntries() as unknown as SessionEntry[];
 	expect(ours.getEntries()).toEqual(entries);
 	// Every rule applied is reported, on the line of the entry it applied to (the header is line 1).
 	const lines = (reasons: string[]) =>
@@ -182,11 +202,13 @@ async function agrees(entries: Record<string, unknown>[]): Promise<void> {
 			ours.getBranch(id).map((e) => e.id),
 			`branch of ${id}`,
 		).toEqual(pi.getBranch(id).map((e) => e.id));
-		expect(lazy.tree.buildSessionContext(id), `lazy context at ${id}`).toEqual(expected);
-		expect(lazy.tree.buildContextEntries(id), `lazy context entries at ${id}`).toEqual(ours.buildContextEntries(id));
-		expect(lazy.tree.buildSessionProjection(id), `lazy projection at ${id}`).toEqual(ours.buildSessionProjection(id));
+		expect(lazy.buildSessionContext(id), `lazy context at ${id}`).toEqual(expected);
+		expect(lazy.buildContextEntries(id), `lazy context entries at ${id}`).toEqual(ours.buildContextEntries(id));
+		expect(lazy.buildSessionProjection(id), `lazy projection at ${id}`).toEqual(ours.buildSessionProjection(id));
 	}
-	await lazy.close();
+	// The tree, with the labels that resolved (a label entry's own place in it included).
+	expect(shape(ours.getTree())).toEqual(shape(pi.getTree() as SessionTreeNode[]));
+	expect(shape(lazy.getTree())).toEqual(shape(ours.getTree()));
 }
 
 describe("damaged trees: pi 1.6.0's context, or pi's on the file our documented rules make", () => {

@@ -942,7 +942,7 @@ describe.each(adapters)(
 			const engine = new Engine({ storage, agentDir: `${root}/agent` });
 			const { handle, path } = await engine.create({ cwd: "/p" });
 			for (const [what, message] of notObjects) {
-				await expect(engine.appendMessage(handle, message as never), what).rejects.toBeInstanceOf(TypeError);
+				await expect(engine.appendMessage(handle, message as never), what).rejects.toBeInstanceOf(InvalidArgumentError);
 			}
 			expect(await storage.stat(path as string)).toBeNull();
 			await engine.appendMessage(handle, user("hi"));

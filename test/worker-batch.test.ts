@@ -9,6 +9,7 @@ import { runBatch } from "../adapters/worker-batch.ts";
 import { BATCHABLE_METHODS, type BatchCall, type BatchResult } from "../adapters/worker-wire.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import { APPEND_METHODS } from "../src/append-methods.ts";
+import { InvalidArgumentError } from "../src/errors.ts";
 import { Engine } from "../src/index.ts";
 import { assistantMessage, userMessage } from "./support/messages.ts";
 
@@ -29,9 +30,11 @@ describe("runBatch", () => {
 			null,
 		];
 		for (const call of bad) {
-			await expect(runBatch(engine, [good, good, call as BatchCall], new Uint8Array(2))).rejects.toThrow(TypeError);
+			await expect(runBatch(engine, [good, good, call as BatchCall], new Uint8Array(2))).rejects.toThrow(
+				InvalidArgumentError,
+			);
 		}
-		await expect(runBatch(engine, "calls" as never)).rejects.toThrow(TypeError);
+		await expect(runBatch(engine, "calls" as never)).rejects.toThrow(InvalidArgumentError);
 		expect(await engine.getBranch(handle)).toEqual([]);
 		await engine.flush(handle);
 		await engine.closeAll();
@@ -52,7 +55,7 @@ describe("batches through the worker", () => {
 				{ method: "appendCustomEntry", args: [handle, "before", 1] },
 				{ method: "appendEncodedMessages", args: [handle, 0, "not ends", []] },
 			]);
-			await expect(sent).rejects.toThrow(TypeError);
+			await expect(sent).rejects.toThrow(InvalidArgumentError);
 			expect(await engine.getBranch(handle)).toEqual([]);
 		} finally {
 			await terminate();

@@ -371,6 +371,7 @@ describe("two engines in two workers on one OPFS session", () => {
 				EngineWorkerError,
 			);
 		} finally {
+			await first.terminate(); // ended already, unless a step before failed
 			await second.terminate();
 			await removeOpfsDirectory(root);
 		}

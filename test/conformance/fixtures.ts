@@ -15,6 +15,7 @@ import {
 	UnreadableMessageError,
 } from "../../adapters/worker.ts";
 import { createMemoryStorage } from "../../adapters/zenfs.ts";
+import { InvalidArgumentError } from "../../src/errors.ts";
 import { Engine } from "../../src/index.ts";
 import type { TestApi } from "../../src/testing.ts";
 import { FIXTURES_DIR, type FixtureName } from "../fixtures/generate.ts";
@@ -156,7 +157,7 @@ export function runWorkerLife(t: TestApi): void {
 
 		t.it("a storage the worker has no factory for rejects startEngineWorker, naming those it has", async () => {
 			const error = await rejectionOf(startEngineWorker({ storage: "nowhere" }));
-			t.expect(error instanceof TypeError).toBe(true);
+			t.expect(error instanceof InvalidArgumentError).toBe(true);
 			t.expect((error as Error).message.includes('no storage "nowhere" (it has "node", "memory", "opfs")')).toBe(true);
 		});
 
