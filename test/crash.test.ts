@@ -6,9 +6,11 @@
  *   random moment; the file must then open, every acknowledged entry must be in it, in order, the only damage
  *   may be a torn last line (reported and repaired), and appending must work again. For all three durability
  *   modes, with the child appending through an in-process `Session` and through the engine in a worker thread
- *   (where pipelined appends travel in batches). `CRASH_ITERATIONS` (default 40) and `CRASH_WORKER_ITERATIONS`
- *   (default 12) set the number of kills, `CRASH_SEED` the random seed, `CRASH_BIG_SHARE` (default 0.3) the
- *   share of big appends.
+ *   (where pipelined appends travel in batches). In process, some kills are aimed: sent the moment the child
+ *   announces a big write (`--announce-writes`), and across the runs at least half of them must land before
+ *   the write ended, or the runs would prove nothing about torn writes. Every run must see appends
+ *   acknowledged. `CRASH_ITERATIONS` (default 40) and `CRASH_WORKER_ITERATIONS` (default 12) set the number
+ *   of kills, `CRASH_SEED` the random seed, `CRASH_BIG_SHARE` (default 0.3) the share of big appends.
  * - Locks: one writer per file across processes; read-only opens; stale locks of dead processes are taken over.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
@@ -256,6 +258,9 @@ interface ModeStats {
 	unterminatedButWhole: number;
 	emptyFiles: number;
 	maxFileBytes: number;
+	/** Kills sent the moment the child announced a big write, and those of them before it said the write ended. */
+	aimedKills: number;
+	killedInWrite: number;
 }
 
 const stats = new Map<string, ModeStats>();
@@ -285,9 +290,15 @@ const RUNS: { via: Via; mode: Durability; iterations: number[] }[] = (
 describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${WORKER_ITERATIONS} kills, seed ${SEED})`, () => {
 	afterAll(() => {
 		const totals = [...stats.values()].reduce((sum, s) => sum + s.tornLastLines, 0);
+		const aimed = [...stats.values()].reduce((sum, s) => sum + s.aimedKills, 0);
+		const inWrite = [...stats.values()].reduce((sum, s) => sum + s.killedInWrite, 0);
+		// The runs prove something about torn writes only if kills land inside them: most aimed kills must (all
+		// did in every run seen here; a kill sent once the write was done would find it ended).
+		if (aimed >= 3)
+			expect(inWrite, `of ${aimed} kills aimed at a big write`).toBeGreaterThanOrEqual(Math.ceil(aimed / 2));
 		console.log(
 			`crash runs: seed ${SEED}, ${ITERATIONS} kills in ${Math.round(performance.now() - crashStartedAt)} ms, ` +
-				`${totals} torn last lines; per mode ${JSON.stringify(Object.fromEntries(stats))}`,
+				`${totals} torn last lines, ${inWrite} of ${aimed} aimed kills inside a big write; per mode ${JSON.stringify(Object.fromEntries(stats))}`,
 		);
 	});
 
@@ -306,6 +317,8 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 					unterminatedButWhole: 0,
 					emptyFiles: 0,
 					maxFileBytes: 0,
+					aimedKills: 0,
+					killedInWrite: 0,
 				};
 				stats.set(`${via}/${mode}`, s);
 				let chained: ChainedFile | undefined;
@@ -319,6 +332,10 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 						: (chained as ChainedFile);
 					const existedBefore = existsSync(file.path);
 
+					// In process, half the runs with big entries kill the child as it starts writing one: at a
+					// write in flight, which a kill at a random moment seldom hits.
+					const bigShare = random() < 0.5 ? BIG_SHARE : 0;
+					const aimed = via === "session" && !beforeFile && bigShare > 0 && random() < 0.5;
 					const child = new Child([
 						"--via",
 						via,
@@ -333,14 +350,21 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 						// Half the runs have big entries (4–8 MiB, one write each, which a SIGKILL can cut short);
 						// the others append small entries only, hundreds of them before the kill.
 						"--big-share",
-						String(random() < 0.5 ? BIG_SHARE : 0),
+						String(bigShare),
 						...(beforeFile ? ["--pre-assistant-ms", "1500"] : []),
+						...(aimed ? ["--announce-writes"] : []),
 					]);
 					await child.waitForLine((line) => line.startsWith("ready "));
 					const readyAt = performance.now();
-					await sleep(5 + Math.floor(random() * 76));
+					if (aimed) await child.waitForLine((line) => line.startsWith("writing "));
+					else await sleep(5 + Math.floor(random() * 76));
 					const killedAfterMs = performance.now() - readyAt;
 					const exit = await child.kill();
+					if (aimed) {
+						s.aimedKills++;
+						const writing = child.lines.findLastIndex((line) => line.startsWith("writing "));
+						if (!child.lines.slice(writing).some((line) => line.startsWith("wrote "))) s.killedInWrite++;
+					}
 					expect(exit.signal, `${context}: killed mid-burst; ${child.describe()}`).toBe("SIGKILL");
 					expect(
 						child.lines.filter((line) => line.startsWith("error")),
@@ -452,6 +476,8 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 					expectLinesValid(file.path, file.invalidLines, context);
 					chained = file;
 				}
+				// The kills came while appends were being made: some were acknowledged before them.
+				expect(s.acknowledged, `seed ${SEED}: appends acknowledged across the run`).toBeGreaterThan(0);
 			},
 			Math.max(120_000, iterations.length * 4_000),
 		);
