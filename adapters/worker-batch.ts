@@ -46,9 +46,10 @@ class BatchOutcomes {
 type EncodedRun = [SessionHandle, number, number[], (string | undefined)[]];
 
 /**
- * Throws an `InvalidArgumentError` (a `TypeError`) unless every call has a shape the client makes: a batchable method (or
- * `appendEncodedMessages` with one role per message) and a list of arguments. Checked before anything is
- * applied: a batch that cannot give each call its own outcome is refused whole, never half applied.
+ * Throws an `InvalidArgumentError` (a `TypeError`) unless every call has a shape the client makes: a
+ * batchable method (or `appendEncodedMessages` with one role per message) and a list of arguments. Checked
+ * before anything is applied: a batch that cannot give each call its own outcome is refused whole, never
+ * half applied.
  */
 function assertShape(calls: unknown): asserts calls is BatchCall[] {
 	if (!Array.isArray(calls)) throw new InvalidArgumentError("runBatch takes a list of calls");
@@ -74,7 +75,7 @@ function assertShape(calls: unknown): asserts calls is BatchCall[] {
  * Run batchable calls (appends, branch moves) in order, as if issued back to back, and report each
  * outcome. Messages come as `appendEncodedMessages` runs whose JSON text is in `encoded` (see
  * `BatchCall`), each message with its own outcome. The engine takes `encoded` over: it keeps views of it.
- * A batch whose shape is wrong is refused (an `InvalidArgumentError`, a `TypeError`) before any call is applied.
+ * A batch whose shape is wrong is refused (an `InvalidArgumentError`) before any call is applied.
  */
 export async function runBatch(engine: Engine, calls: BatchCall[], encoded?: Uint8Array): Promise<BatchResult[]> {
 	assertShape(calls);

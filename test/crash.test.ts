@@ -289,9 +289,10 @@ const RUNS: { via: Via; mode: Durability; iterations: number[] }[] = (
 
 describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${WORKER_ITERATIONS} kills, seed ${SEED})`, () => {
 	afterAll(() => {
-		const totals = [...stats.values()].reduce((sum, s) => sum + s.tornLastLines, 0);
-		const aimed = [...stats.values()].reduce((sum, s) => sum + s.aimedKills, 0);
-		const inWrite = [...stats.values()].reduce((sum, s) => sum + s.killedInWrite, 0);
+		const total = (key: keyof ModeStats) => [...stats.values()].reduce((sum, s) => sum + s[key], 0);
+		const totals = total("tornLastLines");
+		const aimed = total("aimedKills");
+		const inWrite = total("killedInWrite");
 		// The runs prove something about torn writes only if kills land inside them: most aimed kills must (all
 		// did in every run seen here; a kill sent once the write was done would find it ended).
 		if (aimed >= 3)

@@ -25,6 +25,7 @@ import {
 } from "../src/index.ts";
 import { FIXTURES_DIR, type FixtureFacts, sessionFixtures } from "./fixtures/generate.ts";
 import { CORPUS_FILES, describeWithCorpus, diskCorpus } from "./support/corpus.ts";
+import { mapIds, treeShape } from "./support/id-pairing.ts";
 import { applyOps, opsArbitrary } from "./support/ops.ts";
 import { pi, piContextAsOurs } from "./support/pi.ts";
 import { pi16 } from "./support/pi16.ts";
@@ -32,19 +33,6 @@ import { pi16 } from "./support/pi16.ts";
 const corpus = diskCorpus();
 const scratch = mkdtempSync(join(tmpdir(), "pi-diff-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** Rewrites every id-bearing field through `map`, so two trees with different random ids can be compared. */
-function mapIds<T>(value: T, map: (id: string) => string): T {
-	const entry = { ...(value as Record<string, unknown>) };
-	for (const key of ["id", "parentId", "targetId", "firstKeptEntryId"]) {
-		if (typeof entry[key] === "string") entry[key] = map(entry[key] as string);
-	}
-	return entry as T;
-}
-
-function shape(nodes: SessionTreeNode[], map: (id: string) => string = (id) => id): unknown[] {
-	return nodes.map((node) => ({ id: map(node.entry.id), label: node.label, children: shape(node.children, map) }));
-}
 
 /** What a file must give besides agreeing with pi: its version and the lines to skip. */
 type Expected = Pick<FixtureFacts, "version" | "diagnostics">;
@@ -89,7 +77,7 @@ function agreesWithPi(name: string, text: string, expected: Expected, oracle: Or
 	const translate = (id: string) => toOurs.get(id) ?? `unknown:${id}`;
 	expect(piEntries.map((entry) => mapIds(entry, translate))).toEqual(ourEntries);
 	expect(ours.getHeader()).toEqual(piSession.getHeader());
-	expect(shape(ours.getTree())).toEqual(shape(piSession.getTree() as SessionTreeNode[], translate));
+	expect(treeShape(ours.getTree())).toEqual(treeShape(piSession.getTree() as SessionTreeNode[], translate));
 
 	// Bytes: pi's rewritten file and our encoding differ only in ids.
 	const ourText = [ours.getHeader(), ...ourEntries].map((entry) => encodeEntry(entry as FileEntry)).join("");
@@ -200,7 +188,7 @@ describe("generated trees: same operations, same results as pi", () => {
 					piSession.getLeafId() === null ? null : translate(piSession.getLeafId() as string),
 				);
 				expect(ours.getSessionName()).toBe(piSession.getSessionName());
-				expect(shape(ours.getTree())).toEqual(shape(piSession.getTree() as SessionTreeNode[], translate));
+				expect(treeShape(ours.getTree())).toEqual(treeShape(piSession.getTree() as SessionTreeNode[], translate));
 				for (const piId of piIds) {
 					const id = translate(piId);
 					expect(ours.getChildren(id).map((entry) => entry.id)).toEqual(

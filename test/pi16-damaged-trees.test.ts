@@ -17,6 +17,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { createNodeStorage } from "../adapters/node.ts";
 import { parseSessionText, Session, type SessionEntry, SessionTree, type SessionTreeNode } from "../src/index.ts";
+import { treeShape } from "./support/id-pairing.ts";
 import { pi16 } from "./support/pi16.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "pi16-damaged-"));
@@ -156,11 +157,6 @@ async function agrees(entries: Record<string, unknown>[]): Promise<void> {
 	}
 }
 
-/** The tree as ids, labels and children: what `getTree` shows. */
-function shape(nodes: readonly SessionTreeNode[]): unknown[] {
-	return nodes.map((node) => ({ id: node.entry.id, label: node.label, children: shape(node.children) }));
-}
-
 /** Our reads (in memory and lazy) against pi's of the file as ruled, at every indexed entry and of the whole tree. */
 function expectSame(
 	entries: Record<string, unknown>[],
@@ -207,8 +203,8 @@ function expectSame(
 		expect(lazy.buildSessionProjection(id), `lazy projection at ${id}`).toEqual(ours.buildSessionProjection(id));
 	}
 	// The tree, with the labels that resolved (a label entry's own place in it included).
-	expect(shape(ours.getTree())).toEqual(shape(pi.getTree() as SessionTreeNode[]));
-	expect(shape(lazy.getTree())).toEqual(shape(ours.getTree()));
+	expect(treeShape(ours.getTree())).toEqual(treeShape(pi.getTree() as SessionTreeNode[]));
+	expect(treeShape(lazy.getTree())).toEqual(treeShape(ours.getTree()));
 }
 
 describe("damaged trees: pi 1.6.0's context, or pi's on the file our documented rules make", () => {

@@ -17,6 +17,7 @@ import {
 	SessionTree,
 	type SessionTreeNode,
 } from "../src/index.ts";
+import { mapIds, treeShape } from "./support/id-pairing.ts";
 import { pi16 } from "./support/pi16.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "pi16-oracle-"));
@@ -158,19 +159,6 @@ const oldFile = fc
 		return `${lines.join("\n")}\n`;
 	});
 
-/** Every id-bearing field rewritten through `map`. */
-function mapIds<T>(value: T, map: (id: string) => string): T {
-	const entry = { ...(value as Record<string, unknown>) };
-	for (const key of ["id", "parentId", "targetId", "firstKeptEntryId"]) {
-		if (typeof entry[key] === "string") entry[key] = map(entry[key] as string);
-	}
-	return entry as T;
-}
-
-function shape(nodes: readonly SessionTreeNode[], map: (id: string) => string): unknown[] {
-	return nodes.map((node) => ({ id: map(node.entry.id), label: node.label, children: shape(node.children, map) }));
-}
-
 let files = 0;
 
 /** Whether `line` is JSON but not an object (a number, an array, a string). */
@@ -228,7 +216,7 @@ function agrees(text: string): void {
 	}
 	expect(piEntries.map((entry) => mapIds(entry, translate))).toEqual(ourEntries);
 	expect(ours.getHeader()).toEqual(piSession.getHeader());
-	expect(shape(ours.getTree(), (id) => id)).toEqual(shape(piSession.getTree() as SessionTreeNode[], translate));
+	expect(treeShape(ours.getTree())).toEqual(treeShape(piSession.getTree() as SessionTreeNode[], translate));
 	const piById = new Map(piEntries.map((entry) => [entry.id, entry]));
 	for (const piEntry of piEntries) {
 		const context = pi16.buildSessionContext(piEntries, piEntry.id, piById);
