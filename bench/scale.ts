@@ -1058,10 +1058,11 @@ async function treeGroup(input: ScaleInput, rounds: number): Promise<void> {
 			...(ours.answer.count === input.entries
 				? []
 				: [`${ours.answer.count} nodes, the file has ${input.entries} entries`]),
-			...answerProblems("nodes (id, label, children in order)", ours, pi),
+			...answerProblems("nodes (entry, label, label time, children in order)", ours, pi),
 		],
 	});
-	const checked = "every node's id, label and children in order (a digest of the pre-order walk)";
+	const checked =
+		"every node's entry (as JSON), label, label time and children in order (a digest of the pre-order walk)";
 	printPairTable(
 		`getTree() of ${input.name}: ${input.entries.toLocaleString("en")} entries, ${input.branches} branches`,
 		"each child opens the file whole (not timed), then times getTree(); RSS is the child's peak, the open included",

@@ -8,8 +8,9 @@
  *   modes, with the child appending through an in-process `Session` and through the engine in a worker thread
  *   (where pipelined appends travel in batches). In process, some kills are aimed: sent the moment the child
  *   announces a big write (`--announce-writes`), and across the runs at least half of them must land before
- *   the write ended, or the runs would prove nothing about torn writes. Every run must see appends
- *   acknowledged. `CRASH_ITERATIONS` (default 40) and `CRASH_WORKER_ITERATIONS` (default 12) set the number
+ *   the write ended, or the runs would prove nothing about torn writes. Through the worker, at least half of
+ *   the kills must find appends issued and not yet acknowledged (`--announce-issues`): the worker had work
+ *   when it died. Every run must see appends acknowledged. `CRASH_ITERATIONS` (default 40) and `CRASH_WORKER_ITERATIONS` (default 12) set the number
  *   of kills, `CRASH_SEED` the random seed, `CRASH_BIG_SHARE` (default 0.3) the share of big appends.
  * - Locks: one writer per file across processes; read-only opens; stale locks of dead processes are taken over.
  */
@@ -261,6 +262,9 @@ interface ModeStats {
 	/** Kills sent the moment the child announced a big write, and those of them before it said the write ended. */
 	aimedKills: number;
 	killedInWrite: number;
+	/** Through the worker: kills after the file existed, and those with appends issued but not acknowledged. */
+	workerKills: number;
+	killedWithAppendsInFlight: number;
 }
 
 const stats = new Map<string, ModeStats>();
@@ -293,13 +297,19 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 		const totals = total("tornLastLines");
 		const aimed = total("aimedKills");
 		const inWrite = total("killedInWrite");
+		const workerKills = total("workerKills");
+		const busy = total("killedWithAppendsInFlight");
 		// The runs prove something about torn writes only if kills land inside them: most aimed kills must (all
 		// did in every run seen here; a kill sent once the write was done would find it ended).
 		if (aimed >= 3)
 			expect(inWrite, `of ${aimed} kills aimed at a big write`).toBeGreaterThanOrEqual(Math.ceil(aimed / 2));
+		// Through the worker the kills prove something only if the worker had work: appends sent and not answered.
+		if (workerKills >= 3)
+			expect(busy, `of ${workerKills} kills through the worker`).toBeGreaterThanOrEqual(Math.ceil(workerKills / 2));
 		console.log(
 			`crash runs: seed ${SEED}, ${ITERATIONS} kills in ${Math.round(performance.now() - crashStartedAt)} ms, ` +
-				`${totals} torn last lines, ${inWrite} of ${aimed} aimed kills inside a big write; per mode ${JSON.stringify(Object.fromEntries(stats))}`,
+				`${totals} torn last lines, ${inWrite} of ${aimed} aimed kills inside a big write, ` +
+				`${busy} of ${workerKills} kills through the worker with appends in flight; per mode ${JSON.stringify(Object.fromEntries(stats))}`,
 		);
 	});
 
@@ -320,6 +330,8 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 					maxFileBytes: 0,
 					aimedKills: 0,
 					killedInWrite: 0,
+					workerKills: 0,
+					killedWithAppendsInFlight: 0,
 				};
 				stats.set(`${via}/${mode}`, s);
 				let chained: ChainedFile | undefined;
@@ -354,11 +366,18 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 						String(bigShare),
 						...(beforeFile ? ["--pre-assistant-ms", "1500"] : []),
 						...(aimed ? ["--announce-writes"] : []),
+						...(via === "worker" ? ["--announce-issues"] : []),
 					]);
 					await child.waitForLine((line) => line.startsWith("ready "));
 					const readyAt = performance.now();
 					if (aimed) await child.waitForLine((line) => line.startsWith("writing "));
-					else await sleep(5 + Math.floor(random() * 76));
+					else if (via === "worker" && !beforeFile) {
+						// Through the worker, a long burst first (a few big entries, or up to 200 small ones), so the
+						// worker is deep in its work when the kill comes.
+						const acked = bigShare > 0 ? 2 + Math.floor(random() * 8) : 20 + Math.floor(random() * 180);
+						await child.waitForLine(() => child.acks.length >= acked);
+						await sleep(Math.floor(random() * 20));
+					} else await sleep(5 + Math.floor(random() * 76));
 					const killedAfterMs = performance.now() - readyAt;
 					const exit = await child.kill();
 					if (aimed) {
@@ -373,6 +392,11 @@ describe.sequential(`crash: SIGKILL during a burst of appends (${ITERATIONS}+${W
 					).toEqual([]);
 					s.kills++;
 					const acks = child.acks;
+					if (via === "worker" && !beforeFile) {
+						s.workerKills++;
+						const issued = child.lines.filter((line) => line.startsWith("issued ")).length;
+						if (issued > acks.length) s.killedWithAppendsInFlight++;
+					}
 					s.acknowledged += acks.length;
 					const conversationAcked = acks.some((ack) => ack.kind === "assistant" || ack.kind === "user");
 

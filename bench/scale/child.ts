@@ -315,14 +315,16 @@ async function list(task: Extract<Task, { kind: "list" }>): Promise<ListResult> 
 const describeError = (error: unknown): string =>
 	error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
-/** Pre-order over the roots: each node's id, label and number of children (which fixes the shape). */
+/** Pre-order over the roots: each node's entry as JSON, label, label time and number of children (the shape). */
 function digestTree(roots: readonly SessionTreeNode[]): AnswerDigest {
 	const hash = createHash("sha256");
 	let count = 0;
 	const stack = [...roots].reverse();
 	for (let node = stack.pop(); node; node = stack.pop()) {
 		count++;
-		hash.update(`${node.entry.id} ${node.label ?? ""} ${node.children.length}\n`);
+		hash.update(
+			`${JSON.stringify(node.entry)} ${node.label ?? ""} ${node.labelTimestamp ?? ""} ${node.children.length}\n`,
+		);
 		for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i] as SessionTreeNode);
 	}
 	return { count, digest: hash.digest("hex").slice(0, 32) };
