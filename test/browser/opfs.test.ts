@@ -183,6 +183,35 @@ describe("opfs storage", () => {
 		expect([unlocked.small.bytesRead, unlocked.small.bytesWritten]).toEqual([0, 10 * line]);
 	});
 
+	it("the durable modes flush OPFS before an append resolves, 'none' never does, and a migration's rewrite always does", async () => {
+		const modes = await storageWorker().durabilityCalls(freshRoot(), 40);
+		const flushes = (calls: string[]) => calls.filter((kind) => kind === "flush").length;
+		const writes = (calls: string[]) => calls.filter((kind) => kind === "write").length;
+		// "fsync": every append its own write and flush, and its flush done when it resolves.
+		const fsync = modes.fsync;
+		expect(fsync.all.slice(fsync.first.length)).toEqual(Array.from({ length: 40 }, () => ["write", "flush"]).flat());
+		fsync.seen.forEach((sofar, n) => {
+			expect(sofar.at(-1), `append ${n}`).toBe("flush");
+			expect(flushes(sofar) - flushes(fsync.first), `append ${n}`).toBeGreaterThanOrEqual(n + 1);
+		});
+		// "group": appends issued together share writes; each resolves with every write so far flushed.
+		const group = modes.group;
+		expect(writes(group.all) - writes(group.first)).toBeLessThan(40);
+		for (const sofar of group.seen) {
+			expect(sofar.at(-1)).toBe("flush");
+			expect(flushes(sofar)).toBe(writes(sofar));
+		}
+		// "none": written, never flushed.
+		expect(writes(modes.none.all) - writes(modes.none.first)).toBeGreaterThan(0);
+		expect(flushes(modes.none.all)).toBe(0);
+		// A migration replaces what the user had: its temporary is flushed before it takes the name, in every mode.
+		for (const [mode, calls] of Object.entries(modes)) {
+			expect(calls.migratedFrom, mode).toBe(1);
+			expect(writes(calls.rewrite), mode).toBeGreaterThan(0);
+			expect(calls.rewrite.at(-1), mode).toBe("flush");
+		}
+	});
+
 	it("a file another worker has open for writing can be read there, and changing it is refused clearly", () =>
 		withWriterAndReader(async ({ writer, writerId, reader }) => {
 			await writer.call(writerId, "createExclusive", ["/s.jsonl", [encoder.encode("one\n")], false]);

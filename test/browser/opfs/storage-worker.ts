@@ -7,6 +7,7 @@
 import * as Comlink from "comlink";
 import { createOpfsStorage, type OpfsStorage } from "../../../adapters/opfs.ts";
 import { registerTransferHandlers } from "../../../adapters/worker-wire.ts";
+import { type Durability, Session } from "../../../src/session.ts";
 import type { StorageOps } from "../../../src/storage.ts";
 import type { HeldLock, LockOwner } from "../../../src/writer-lock.ts";
 import { type OpCount, traceOpfs } from "./trace.ts";
@@ -33,6 +34,20 @@ export interface Watched {
 	vanished: number;
 	/** Reads and sizes that were none of the versions (should be none). */
 	torn: string[];
+}
+
+/** What `durabilityCalls` saw of one mode: calls to the session's file, and to a migration's temporary. */
+export interface SyncedAppends {
+	/** Calls until the first message resolved (it creates the file). */
+	first: string[];
+	/** Every call to the file. */
+	all: string[];
+	/** The calls to the file when each of the burst's appends resolved, in the order they resolved. */
+	seen: string[][];
+	/** The calls of the v1 file's migration to files other than its own name, in order. */
+	rewrite: string[];
+	/** The version the v1 file was migrated from (1), as the report says. */
+	migratedFrom: number | undefined;
 }
 
 const api = {
@@ -92,6 +107,80 @@ const api = {
 			const unlocked = { small: await tenAppends("/small.jsonl"), big: await tenAppends("/big.jsonl") };
 			return { locked, unlocked };
 		} finally {
+			await storage.close();
+			await removeOpfsDirectory(root);
+		}
+	},
+	/**
+	 * The writes and flushes each durability mode asks OPFS for, by file name, as a `Session` on this storage
+	 * appends: the first message (which makes the file), then `count` appends issued together; after each
+	 * append resolves, the calls made to its file so far. Then a v1 file opened for writing, in every mode:
+	 * the calls its migration's rewrite made (every file but the session's own name: the temporary it writes).
+	 */
+	async durabilityCalls(root: string, count: number): Promise<Record<Durability, SyncedAppends>> {
+		const storage = await createOpfsStorage({ root });
+		const calls: { kind: "write" | "flush"; file: string }[] = [];
+		// The DOM types have no sync access handles (a worker's): the prototypes are reached untyped.
+		type Method = (this: object, ...args: unknown[]) => unknown;
+		const global = globalThis as unknown as Record<string, { prototype: Record<string, Method> }>;
+		const handleProto = (global.FileSystemSyncAccessHandle as { prototype: Record<string, Method> }).prototype;
+		const fileProto = (global.FileSystemFileHandle as { prototype: Record<string, Method> }).prototype;
+		const originals = { write: handleProto.write, flush: handleProto.flush, create: fileProto.createSyncAccessHandle };
+		const names = new WeakMap<object, string>();
+		fileProto.createSyncAccessHandle = async function (this: FileSystemFileHandle, ...args) {
+			const handle = (await originals.create?.apply(this, args)) as object;
+			names.set(handle, this.name);
+			return handle;
+		} as Method;
+		for (const kind of ["write", "flush"] as const) {
+			handleProto[kind] = function (this: object, ...args) {
+				const value = originals[kind]?.apply(this, args);
+				calls.push({ kind, file: names.get(this) ?? "?" });
+				return value;
+			};
+		}
+		const toFile = (name: string) => calls.filter((call) => call.file === name).map((call) => call.kind);
+		const result = {} as Record<Durability, SyncedAppends>;
+		try {
+			for (const durability of ["none", "fsync", "group"] as const) {
+				const name = `${durability}.jsonl`;
+				const session = await Session.open(storage, `/${name}`, { locks: storage.locks, durability, create: true });
+				await session.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+				const first = toFile(name);
+				const seen: string[][] = [];
+				await Promise.all(
+					Array.from({ length: count }, (_, n) =>
+						session.appendCustomEntry("x", { n }).then(() => {
+							seen.push(toFile(name));
+						}),
+					),
+				);
+				await session.close();
+				const v1 = `v1-${durability}.jsonl`;
+				const time = "2025-01-01T00:00:00.000Z";
+				const lines = [
+					{ type: "session", id: "v1", timestamp: time, cwd: "/p" },
+					{ type: "message", timestamp: time, message: { role: "user", content: "hi", timestamp: 1 } },
+				];
+				await storage.createExclusive(
+					`/${v1}`,
+					[new TextEncoder().encode(lines.map((line) => `${JSON.stringify(line)}\n`).join(""))],
+					false,
+				);
+				const before = calls.length;
+				const migrated = await Session.open(storage, `/${v1}`, { locks: storage.locks, durability });
+				const rewrite = calls
+					.slice(before)
+					.filter((call) => call.file !== v1)
+					.map((call) => call.kind);
+				const migratedFrom = migrated.report.migratedFrom?.version;
+				await migrated.close();
+				result[durability] = { first, all: toFile(name), seen, rewrite, migratedFrom };
+			}
+			return result;
+		} finally {
+			Object.assign(handleProto, { write: originals.write, flush: originals.flush });
+			fileProto.createSyncAccessHandle = originals.create as Method;
 			await storage.close();
 			await removeOpfsDirectory(root);
 		}
