@@ -10,6 +10,7 @@ import { contextEntriesOfPath, contextOfPath, projectionOfPath } from "../src/co
 import type { FileEntry, SessionEntry, SessionHeader } from "../src/index.ts";
 import { SessionTree } from "../src/index.ts";
 import { pi16 } from "./support/pi16.ts";
+import { propertyRuns } from "./support/runs.ts";
 
 const header: SessionHeader = {
 	type: "session",
@@ -165,7 +166,7 @@ describe("the context read back from the leaf", () => {
 					expect(tree.buildContextEntries(leaf), `entries at ${leaf}`).toEqual(contextEntriesOfPath(path));
 				}
 			}),
-			{ numRuns: 300 },
+			{ numRuns: propertyRuns(300) },
 		);
 	});
 
@@ -185,7 +186,7 @@ describe("the context read back from the leaf", () => {
 					expect(tree.buildContextEntries(leaf), `entries at ${leaf}`).toEqual(pi16.buildContextEntries(entries, leaf));
 				}
 			}),
-			{ numRuns: 200 },
+			{ numRuns: propertyRuns(200) },
 		);
 	});
 

@@ -29,6 +29,7 @@ import { concat } from "./support/listing-sessions.ts";
 import { assistantMessage } from "./support/messages.ts";
 import { applyOp16, ops16Arbitrary, type Target16 } from "./support/ops16.ts";
 import { pi16 } from "./support/pi16.ts";
+import { propertyRuns } from "./support/runs.ts";
 import { expectSameReads } from "./support/same-reads.ts";
 
 const NEWLINE = new Uint8Array([0x0a]);
@@ -218,6 +219,7 @@ const caseArbitrary = fc.record({
 describe("a lazy open", () => {
 	it("agrees with a full open on every read of random, damaged sessions", async () => {
 		let deferred = 0;
+		const runs = propertyRuns(60);
 		await fc.assert(
 			fc.asyncProperty(caseArbitrary, async ({ ops, texts, damage, tornEnd }) => {
 				const storage = await createMemoryStorage();
@@ -228,10 +230,10 @@ describe("a lazy open", () => {
 				deferred += lazy.tree.structureBetween(0, lazy.tree.size).filter((e) => lazy.tree.bodies?.isDeferred(e)).length;
 				await expectSameReads(full, lazy);
 			}),
-			{ numRuns: 60 },
+			{ numRuns: runs },
 		);
 		// The property is about deferred entries: most entries of these sessions must have been deferred.
-		expect(deferred).toBeGreaterThan(200);
+		expect(deferred).toBeGreaterThan((200 * runs) / 60);
 	}, 120_000);
 
 	it("takes appends, branches and a fork as a full one, and reads the same after a reopen", async () => {
@@ -263,7 +265,7 @@ describe("a lazy open", () => {
 				}
 				await lazy.close();
 			}),
-			{ numRuns: 25 },
+			{ numRuns: propertyRuns(25) },
 		);
 	}, 120_000);
 
@@ -420,7 +422,7 @@ describe("the structure of a line", () => {
 				if (whole.type === "context_edit") expect(structure.replacement).toEqual({});
 				if (whole.type === "branch_summary") expect(structure.summary).toBe("~");
 			}),
-			{ numRuns: 500 },
+			{ numRuns: propertyRuns(500) },
 		);
 	});
 
@@ -452,7 +454,7 @@ describe("the structure of a line", () => {
 					if (!parses) expect(lineStructure(flipped)).toBeUndefined();
 				},
 			),
-			{ numRuns: 1500 },
+			{ numRuns: propertyRuns(1500) },
 		);
 	});
 });
