@@ -39,15 +39,32 @@ export function buildSessionPath(
 	const reversed: SessionEntry[] = [];
 	let seen: Set<SessionEntry> | undefined;
 	for (let current = leaf; current; current = current.parentId ? byId.get(current.parentId) : undefined) {
-		// As many steps as entries means a repeat is possible (a cycle): from then on, stop at the first one.
+		// As many steps as entries means a repeat is possible (a cycle, which may have begun earlier when
+		// entries off the cycle make up the count): from then on, the path ends before the first repeat.
 		if (reversed.length >= byId.size) {
-			seen ??= new Set(reversed);
+			if (!seen) {
+				seen = new Set();
+				const repeat = firstRepeat(reversed, seen);
+				if (repeat >= 0) {
+					reversed.length = repeat;
+					break;
+				}
+			}
 			if (seen.has(current)) break;
 			seen.add(current);
 		}
 		reversed.push(current);
 	}
 	return reversed.reverse();
+}
+
+/** The index of the first entry of `list` seen before it (-1: none), with the entries before it added to `seen`. */
+function firstRepeat(list: readonly SessionEntry[], seen: Set<SessionEntry>): number {
+	for (const [index, entry] of list.entries()) {
+		if (seen.has(entry)) return index;
+		seen.add(entry);
+	}
+	return -1;
 }
 
 /** Thinking level and model in effect at the end of a path. */

@@ -350,6 +350,10 @@ describe("malformed trees are handled deterministically and reported", () => {
 		const entries = [entry("aaaaaaaa", "bbbbbbbb"), entry("bbbbbbbb", "aaaaaaaa")];
 		expect(buildSessionPath(entries, "bbbbbbbb").map((e) => e.id)).toEqual(["aaaaaaaa", "bbbbbbbb"]);
 		expect(buildSessionPath(entries, "aaaaaaaa").map((e) => e.id)).toEqual(["bbbbbbbb", "aaaaaaaa"]);
+		// Entries off the cycle count towards the steps walked: the path still holds each entry once.
+		const beside = [...entries, entry("cccccccc", null), entry("dddddddd", "cccccccc")];
+		expect(buildSessionPath(beside, "aaaaaaaa").map((e) => e.id)).toEqual(["bbbbbbbb", "aaaaaaaa"]);
+		expect(buildSessionPath(beside, "bbbbbbbb").map((e) => e.id)).toEqual(["aaaaaaaa", "bbbbbbbb"]);
 	});
 
 	it("refuses records without a session header, naming the line", () => {

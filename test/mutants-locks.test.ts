@@ -1,0 +1,241 @@
+/**
+ * Rules of the lock files that the broader lock tests leave open (found by the mutation run): the guard a
+ * takeover holds and what another taker's guard means, a lock that changes or goes while it is judged,
+ * how many times an acquire tries, durations in words, the options checked, and the sync locks' owner.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createNodeSyncStorage } from "../adapters/node.ts";
+import { createMemoryStorage } from "../adapters/zenfs.ts";
+import { SessionLockedError, type Storage, StorageError } from "../src/index.ts";
+import { durationText, lockFiles, lockFilesSync, lockPathOf } from "../src/lock-files.ts";
+import type { LockIdentity, LockOwner } from "../src/writer-lock.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const PATH = "/s/a.jsonl";
+const LOCK = lockPathOf(PATH);
+const GUARD = `${LOCK}.takeover`;
+const HOUR = 3_600_000;
+
+afterEach(() => vi.restoreAllMocks());
+
+const owner = (host: string, token: string): LockOwner => ({ pid: 4242, host, startedAt: 1, token });
+/** This machine's owners are alive unless their host says "gone"; another machine's cannot be told. */
+const identity: LockIdentity = {
+	lockOwner: () => owner("here", crypto.randomUUID()),
+	isLockOwnerAlive: (o) => o.host !== "gone",
+	canTellIfAlive: (o) => o.host !== "elsewhere",
+};
+
+async function storageWith(files: Record<string, string>): Promise<Storage> {
+	const storage = (await createMemoryStorage()) as Storage;
+	await storage.mkdir("/s");
+	for (const [path, text] of Object.entries(files)) await storage.createExclusive(path, [encoder.encode(text)], false);
+	return storage;
+}
+const json = (o: LockOwner) => `${JSON.stringify(o)}\n`;
+const text = async (storage: Storage, path: string) =>
+	(await storage.stat(path)) ? decoder.decode(await storage.readRange(path, 0, 4096)) : undefined;
+/** Files written now look this much older to the lock code (which ages them by `Date.now()`). */
+const ageFilesBy = (ms: number) => {
+	const now = Date.now();
+	vi.spyOn(Date, "now").mockImplementation(() => now + ms);
+};
+/** `storage` with `createExclusive` of `path` doing `before` first. */
+function onCreate(storage: Storage, path: string, before: () => Promise<void>): Storage {
+	return new Proxy(storage, {
+		get(target, key, receiver) {
+			if (key === "createExclusive") {
+				return async (p: string, chunks: Uint8Array[], durable: boolean) => {
+					if (p === path) await before();
+					return target.createExclusive(p, chunks, durable);
+				};
+			}
+			const value = Reflect.get(target, key, receiver);
+			return typeof value === "function" ? value.bind(target) : value;
+		},
+	});
+}
+
+describe("a takeover finds another taker's guard", () => {
+	const gone = json(owner("gone", "stale"));
+
+	it("of a taker that runs: refused, the lock and the guard left alone", async () => {
+		const guard = json(owner("here", "other-taker"));
+		const storage = await storageWith({ [LOCK]: gone, [GUARD]: guard });
+		let tries = 0;
+		const counting = onCreate(storage, GUARD, async () => {
+			tries++;
+		});
+		await expect(lockFiles(counting, identity).acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
+		expect([await text(storage, LOCK), await text(storage, GUARD)]).toEqual([gone, guard]);
+		// At once: a live taker's guard is not waited out by trying again.
+		expect(tries).toBe(1);
+	});
+
+	it("of a taker that is gone: the guard is cleared and the lock taken over, no guard left", async () => {
+		const storage = await storageWith({ [LOCK]: gone, [GUARD]: json(owner("gone", "dead-taker")) });
+		const held = await lockFiles(storage, identity).acquire(PATH);
+		expect(JSON.parse((await text(storage, LOCK)) as string).token).toBe(held.owner.token);
+		expect(await storage.stat(GUARD)).toBeNull();
+	});
+
+	it.each([
+		["unreadable", "{"],
+		["another machine's", json(owner("elsewhere", "far-taker"))],
+	])("%s and new: refused (it may be being written); old: cleared, and the lock taken over", async (_kind, guard) => {
+		const young = await storageWith({ [LOCK]: gone, [GUARD]: guard });
+		await expect(lockFiles(young, identity).acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
+		expect(await text(young, GUARD)).toBe(guard);
+		const old = await storageWith({ [LOCK]: gone, [GUARD]: guard });
+		ageFilesBy(HOUR);
+		const held = await lockFiles(old, identity).acquire(PATH);
+		expect(JSON.parse((await text(old, LOCK)) as string).token).toBe(held.owner.token);
+		expect(await old.stat(GUARD)).toBeNull();
+	});
+
+	it("a guard that cannot be created for another reason: that error, nothing removed", async () => {
+		const storage = await storageWith({ [LOCK]: gone });
+		const failing = onCreate(storage, GUARD, async () => {
+			throw new StorageError("io", GUARD, "disk full");
+		});
+		await expect(lockFiles(failing, identity).acquire(PATH)).rejects.toMatchObject({ code: "io", path: GUARD });
+		expect(await text(storage, LOCK)).toBe(gone);
+	});
+});
+
+describe("a lock that changes while it is judged", () => {
+	it("removed meanwhile: the acquire takes the free lock", async () => {
+		const storage = await storageWith({ [LOCK]: json(owner("gone", "stale")) });
+		const racing = onCreate(storage, GUARD, () => storage.remove(LOCK));
+		const held = await lockFiles(racing, identity).acquire(PATH);
+		expect(JSON.parse((await text(storage, LOCK)) as string).token).toBe(held.owner.token);
+	});
+
+	it("taken by another writer meanwhile: breakLock with force removes nothing and says so", async () => {
+		const storage = await storageWith({ [LOCK]: json(owner("elsewhere", "far")) });
+		const next = json(owner("here", "next-writer"));
+		const racing = onCreate(storage, GUARD, async () => {
+			await storage.replace(LOCK, [encoder.encode(next)]);
+		});
+		const onBreak = vi.fn();
+		const result = await lockFiles(racing, identity).breakLock(PATH, { force: true, onBreak });
+		expect(result).toMatchObject({ removed: false, status: { state: "unknown" } });
+		expect(result.broken).toBeUndefined();
+		expect(onBreak).not.toHaveBeenCalled();
+		expect(await text(storage, LOCK)).toBe(next);
+	});
+
+	it("a forced break says two programs may now write the session", async () => {
+		const storage = await storageWith({ [LOCK]: json(owner("elsewhere", "far")) });
+		const { broken } = await lockFiles(storage, identity).breakLock(PATH, { force: true, onBreak: () => {} });
+		expect(broken?.message).toMatch(
+			/by force, held by pid 4242 on elsewhere, which may still be running: if it still writes, two programs now write this session/,
+		);
+	});
+
+	it("a lock file whose age cannot be read (gone by the stat): unreadable is breakable, an aged-out one is not broken", async () => {
+		const storage = await storageWith({ [LOCK]: "{" });
+		const noStat = new Proxy(storage, {
+			get(target, key, receiver) {
+				if (key === "stat") return async (p: string) => (p === LOCK ? null : target.stat(p));
+				const value = Reflect.get(target, key, receiver);
+				return typeof value === "function" ? value.bind(target) : value;
+			},
+		});
+		const status = await lockFiles(noStat, identity).inspect(PATH);
+		expect(status).toStrictEqual({
+			path: PATH,
+			lockPath: LOCK,
+			state: "unreadable",
+			holder: "an unreadable lock file",
+			breakable: true,
+		});
+		await storage.replace(LOCK, [encoder.encode(json(owner("elsewhere", "far")))]);
+		const onBreak = vi.fn();
+		const locks = lockFiles(noStat, identity, { staleAfterMs: 0, onBreak });
+		await expect(locks.acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
+		expect(onBreak).not.toHaveBeenCalled();
+	});
+});
+
+describe("acquire", () => {
+	it("tries five times while the lock comes and goes, then refuses", async () => {
+		const storage = await storageWith({});
+		let creates = 0;
+		// The lock file exists at every create and is gone at every read: released each time between the two.
+		const flickering = new Proxy(storage, {
+			get(target, key, receiver) {
+				if (key === "createExclusive") {
+					return async (p: string) => {
+						if (p !== LOCK) throw new Error(`unexpected create of ${p}`);
+						creates++;
+						throw new StorageError("exists", p);
+					};
+				}
+				if (key === "readRange") return async (p: string) => Promise.reject(new StorageError("not-found", p));
+				const value = Reflect.get(target, key, receiver);
+				return typeof value === "function" ? value.bind(target) : value;
+			},
+		});
+		await expect(lockFiles(flickering, identity).acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
+		expect(creates).toBe(5);
+	});
+
+	it("with an identity that cannot say whether owners can be told: a live holder is refused", async () => {
+		const plain: LockIdentity = { lockOwner: identity.lockOwner, isLockOwnerAlive: () => true };
+		const storage = await storageWith({ [LOCK]: json(owner("here", "live")) });
+		const error = await lockFiles(storage, plain, { staleAfterMs: 0 })
+			.acquire(PATH)
+			.catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(SessionLockedError);
+		expect((error as Error).message).toContain("pid 4242 on here");
+	});
+
+	it("refuses a stale-after age that is not a number, naming it", () => {
+		for (const age of ["5", -1, Number.NaN]) {
+			expect(() => lockFiles({} as Storage, identity, { staleAfterMs: age as number })).toThrow(
+				new RangeError(`staleAfterMs must be a number of milliseconds, 0 or more, not ${String(age)}`),
+			);
+		}
+	});
+});
+
+describe("durations in words", () => {
+	it.each([
+		[0, "0 s"],
+		[119_999, "119 s"],
+		[120_000, "2 min"],
+		[7_199_999, "119 min"],
+		[7_200_000, "2 h"],
+		[172_799_999, "47 h"],
+		[172_800_000, "2 d"],
+		[10 * 86_400_000, "10 d"],
+	])("%d ms is %s", (ms, words) => {
+		expect(durationText(ms)).toBe(words);
+	});
+});
+
+describe("the owner of a lock", () => {
+	it("async and sync: the holder written in the file, or undefined when there is none; the sync release removes it", async () => {
+		const memory = await storageWith({ [LOCK]: json(owner("here", "t")) });
+		const locks = lockFiles(memory, identity);
+		expect(await locks.owner(PATH)).toEqual(owner("here", "t"));
+		expect(await locks.owner("/s/none.jsonl")).toBeUndefined();
+
+		const { mkdtempSync, rmSync } = await import("node:fs");
+		const { tmpdir } = await import("node:os");
+		const dir = mkdtempSync(`${tmpdir()}/pst-sync-locks-`);
+		try {
+			const sync = lockFilesSync(createNodeSyncStorage(), identity);
+			const path = `${dir}/a.jsonl`;
+			expect(sync.owner(path)).toBeUndefined();
+			const held = sync.acquire(path);
+			expect(sync.owner(path)).toEqual(held.owner);
+			sync.release(held);
+			expect(sync.owner(path)).toBeUndefined();
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+});
