@@ -37,6 +37,20 @@ const entry = (id: unknown, parentId: string | null, fields: Record<string, unkn
 const userEntry = (id: string, parentId: string | null, content = id) =>
 	entry(id, parentId, { type: "message", message: { role: "user", content, timestamp: 1 } });
 const ids = (entries: readonly SessionEntry[]) => entries.map((e) => e.id);
+/** A compaction keeping from u1, with a system message entry and a custom message with a system-role field in its kept range. */
+const keptRangeWithSystemFields = (): SessionEntry[] => [
+	userEntry("u1", null),
+	entry("cm", "u1", {
+		type: "custom_message",
+		customType: "ext",
+		content: "shown",
+		display: true,
+		message: { role: "system", content: "not a prompt", timestamp: 1 },
+	}),
+	entry("sys", "cm", { type: "message", message: { role: "system", content: "prompt", timestamp: 1 } }),
+	entry("c", "sys", { type: "compaction", summary: "sum", firstKeptEntryId: "u1", tokensBefore: 1 }),
+	userEntry("u2", "c"),
+];
 const roles = (messages: readonly AgentMessage[]) => messages.map((m) => m.role);
 
 describe("context.ts", () => {
@@ -78,19 +92,7 @@ describe("context.ts", () => {
 	});
 
 	it("contextEntriesOfPath: of the kept range only system message entries are left out, not another kind with a system-role field", () => {
-		const path = [
-			userEntry("u1", null),
-			entry("cm", "u1", {
-				type: "custom_message",
-				customType: "ext",
-				content: "shown",
-				display: true,
-				message: { role: "system", content: "not a prompt", timestamp: 1 },
-			}),
-			entry("sys", "cm", { type: "message", message: { role: "system", content: "prompt", timestamp: 1 } }),
-			entry("c", "sys", { type: "compaction", summary: "sum", firstKeptEntryId: "u1", tokensBefore: 1 }),
-			userEntry("u2", "c"),
-		];
+		const path = keptRangeWithSystemFields();
 		expect(ids(contextEntriesOfPath(path))).toEqual(["c", "u1", "cm", "u2"]);
 		expect(ids(buildContextEntries(path))).toEqual(ids(pi16.buildContextEntries(path)));
 	});
@@ -184,19 +186,7 @@ describe("context-walk.ts", () => {
 	const treeOf = (entries: SessionEntry[]) => SessionTree.fromRecords([header, ...entries] as FileEntry[]);
 
 	it("of the kept range only system message entries are left out, not another kind with a system-role field", () => {
-		const entries = [
-			userEntry("u1", null),
-			entry("cm", "u1", {
-				type: "custom_message",
-				customType: "ext",
-				content: "shown",
-				display: true,
-				message: { role: "system", content: "not a prompt", timestamp: 1 },
-			}),
-			entry("sys", "cm", { type: "message", message: { role: "system", content: "prompt", timestamp: 1 } }),
-			entry("c", "sys", { type: "compaction", summary: "sum", firstKeptEntryId: "u1", tokensBefore: 1 }),
-			userEntry("u2", "c"),
-		];
+		const entries = keptRangeWithSystemFields();
 		const tree = treeOf(entries);
 		expect(ids(tree.buildContextEntries())).toEqual(["c", "u1", "cm", "u2"]);
 		expect(roles(tree.buildSessionContext().messages)).toEqual(["compactionSummary", "user", "custom", "user"]);
