@@ -201,6 +201,28 @@ describe("acquire", () => {
 	});
 });
 
+describe("what a lock file holds", () => {
+	it.each([
+		["pid", { pid: "4242" }],
+		["host", { host: 7 }],
+		["startedAt", { startedAt: "1" }],
+		["token", { token: null }],
+	])("an owner whose %s is of the wrong type is unreadable, not a holder", async (_field, wrong) => {
+		const storage = await storageWith({ [LOCK]: JSON.stringify({ ...owner("here", "t"), ...wrong }) });
+		const status = await lockFiles(storage, identity).inspect(PATH);
+		expect([status.state, status.owner]).toEqual(["unreadable", undefined]);
+	});
+
+	it("a release finds the lock file already gone: nothing to remove, no error", async () => {
+		const storage = await storageWith({});
+		const locks = lockFiles(storage, identity);
+		const held = await locks.acquire(PATH);
+		await storage.remove(LOCK);
+		await expect(locks.release(held)).resolves.toBeUndefined();
+		expect(await storage.stat(LOCK)).toBeNull();
+	});
+});
+
 describe("durations in words", () => {
 	it.each([
 		[0, "0 s"],
