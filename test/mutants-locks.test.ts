@@ -6,9 +6,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createNodeSyncStorage } from "../adapters/node.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
-import { SessionLockedError, type Storage, StorageError } from "../src/index.ts";
+import { SessionLockedError, type Storage } from "../src/index.ts";
 import { durationText, lockFiles, lockFilesSync, lockPathOf } from "../src/lock-files.ts";
 import type { LockIdentity, LockOwner } from "../src/writer-lock.ts";
+import { faultyStorage } from "./support/faulty-storage.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -41,21 +42,18 @@ const ageFilesBy = (ms: number) => {
 	const now = Date.now();
 	vi.spyOn(Date, "now").mockImplementation(() => now + ms);
 };
-/** `storage` with `createExclusive` of `path` doing `before` first. */
-function onCreate(storage: Storage, path: string, before: () => Promise<void>): Storage {
-	return new Proxy(storage, {
-		get(target, key, receiver) {
-			if (key === "createExclusive") {
-				return async (p: string, chunks: Uint8Array[], durable: boolean) => {
-					if (p === path) await before();
-					return target.createExclusive(p, chunks, durable);
-				};
-			}
-			const value = Reflect.get(target, key, receiver);
-			return typeof value === "function" ? value.bind(target) : value;
-		},
-	});
+/** `storage` with some of its operations replaced (each given the real storage's). */
+function overriding(storage: Storage, overrides: (real: Storage) => Partial<Storage>): Storage {
+	return Object.assign(Object.create(storage) as Storage, overrides(storage));
 }
+/** `storage` with `createExclusive` of `path` doing `before` first. */
+const onCreate = (storage: Storage, path: string, before: () => Promise<void>): Storage =>
+	overriding(storage, (real) => ({
+		createExclusive: async (p, chunks, durable) => {
+			if (p === path) await before();
+			return real.createExclusive(p, chunks, durable);
+		},
+	}));
 
 describe("a takeover finds another taker's guard", () => {
 	const gone = json(owner("gone", "stale"));
@@ -96,9 +94,9 @@ describe("a takeover finds another taker's guard", () => {
 
 	it("a guard that cannot be created for another reason: that error, nothing removed", async () => {
 		const storage = await storageWith({ [LOCK]: gone });
-		const failing = onCreate(storage, GUARD, async () => {
-			throw new StorageError("io", GUARD, "disk full");
-		});
+		const { storage: failing } = faultyStorage(storage, (call) =>
+			call.op === "createExclusive" && call.path === GUARD ? { kind: "fail", code: "io", errno: "ENOSPC" } : undefined,
+		);
 		await expect(lockFiles(failing, identity).acquire(PATH)).rejects.toMatchObject({ code: "io", path: GUARD });
 		expect(await text(storage, LOCK)).toBe(gone);
 	});
@@ -136,13 +134,9 @@ describe("a lock that changes while it is judged", () => {
 
 	it("a lock file whose age cannot be read (gone by the stat): unreadable is breakable, an aged-out one is not broken", async () => {
 		const storage = await storageWith({ [LOCK]: "{" });
-		const noStat = new Proxy(storage, {
-			get(target, key, receiver) {
-				if (key === "stat") return async (p: string) => (p === LOCK ? null : target.stat(p));
-				const value = Reflect.get(target, key, receiver);
-				return typeof value === "function" ? value.bind(target) : value;
-			},
-		});
+		const noStat = overriding(storage, (real) => ({
+			stat: async (p) => (p === LOCK ? null : real.stat(p)),
+		}));
 		const status = await lockFiles(noStat, identity).inspect(PATH);
 		expect(status).toStrictEqual({
 			path: PATH,
@@ -162,24 +156,20 @@ describe("a lock that changes while it is judged", () => {
 describe("acquire", () => {
 	it("tries five times while the lock comes and goes, then refuses", async () => {
 		const storage = await storageWith({});
-		let creates = 0;
 		// The lock file exists at every create and is gone at every read: released each time between the two.
-		const flickering = new Proxy(storage, {
-			get(target, key, receiver) {
-				if (key === "createExclusive") {
-					return async (p: string) => {
-						if (p !== LOCK) throw new Error(`unexpected create of ${p}`);
-						creates++;
-						throw new StorageError("exists", p);
-					};
-				}
-				if (key === "readRange") return async (p: string) => Promise.reject(new StorageError("not-found", p));
-				const value = Reflect.get(target, key, receiver);
-				return typeof value === "function" ? value.bind(target) : value;
-			},
-		});
+		const { storage: flickering, log } = faultyStorage(storage, (call) =>
+			call.path !== LOCK
+				? undefined
+				: call.op === "createExclusive"
+					? { kind: "fail", code: "exists" }
+					: call.op === "readRange"
+						? { kind: "fail", code: "not-found" }
+						: undefined,
+		);
 		await expect(lockFiles(flickering, identity).acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
-		expect(creates).toBe(5);
+		expect(log.calls.filter((call) => call.op === "createExclusive").map((call) => call.path)).toEqual(
+			Array(5).fill(LOCK),
+		);
 	});
 
 	it("with an identity that cannot say whether owners can be told: a live holder is refused", async () => {
