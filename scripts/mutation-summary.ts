@@ -53,7 +53,10 @@ function sliceSource(source: string, start: Position, end: Position): string {
 	return [first, ...middle, last].join("\n");
 }
 
-/** Cells of a markdown table row; backticks and escaped pipes inside code cells are undone. */
+/**
+ * Cells of a markdown table row; escaped pipes are undone, and a code cell's one pair of delimiters (double
+ * backticks when the code has backticks of its own, as a template literal) is taken off.
+ */
 function cells(row: string): string[] {
 	return row
 		.replace(/^\|/, "")
@@ -63,8 +66,7 @@ function cells(row: string): string[] {
 			cell
 				.trim()
 				.replace(/\\\|/g, "|")
-				.replace(/^`` (.*) ``$/s, "$1")
-				.replace(/^`(.*)`$/s, "$1"),
+				.replace(/^`` (.*) ``$|^`(.*)`$/s, (_, doubled: string | undefined, single: string) => doubled ?? single),
 		);
 }
 

@@ -179,6 +179,27 @@ describe("context.ts", () => {
 		];
 		expect(systemMessagesOfPath(bare)).toEqual([]);
 	});
+
+	it("systemMessagesOfPath: an older compaction kept in the newest one's range gives no system message, as in the context", () => {
+		const compaction = (id: string, parentId: string, content: string) =>
+			entry(id, parentId, {
+				type: "compaction",
+				summary: id,
+				firstKeptEntryId: "u1",
+				tokensBefore: 1,
+				systemMessage: { role: "system", content, timestamp: 1 },
+			});
+		const path = [
+			userEntry("u1", null),
+			compaction("c1", "u1", "old prompt"),
+			userEntry("u2", "c1"),
+			compaction("c2", "u2", "prompt"),
+		];
+		expect(ids(contextEntriesOfPath(path))).toEqual(["c2", "u1", "c1", "u2"]);
+		const prompt = [{ role: "system", content: "prompt", timestamp: 1 }];
+		expect(systemMessagesOfPath(path)).toEqual(prompt);
+		expect(buildSessionContext(path).messages.filter((message) => message.role === "system")).toEqual(prompt);
+	});
 });
 
 describe("context-walk.ts", () => {

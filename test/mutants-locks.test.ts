@@ -1,15 +1,17 @@
 /**
  * Rules of the lock files that the broader lock tests leave open (found by the mutation run): the guard a
  * takeover holds and what another taker's guard means, a lock that changes or goes while it is judged,
- * how many times an acquire tries, durations in words, the options checked, and the sync locks' owner.
+ * how many times an acquire tries, durations in words, the options checked, the sync locks' owner, and the
+ * threads of this process known dead.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createNodeSyncStorage } from "../adapters/node.ts";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import { SessionLockedError, type Storage } from "../src/index.ts";
 import { durationText, lockFiles, lockFilesSync, lockPathOf } from "../src/lock-files.ts";
+import { isDeadThread, knownDeadThreads, markThreadDead } from "../src/lock-threads.ts";
 import type { LockIdentity, LockOwner } from "../src/writer-lock.ts";
-import { faultyStorage } from "./support/faulty-storage.ts";
+import { failNth, faultyStorage } from "./support/faulty-storage.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -83,13 +85,43 @@ describe("a takeover finds another taker's guard", () => {
 		["another machine's", json(owner("elsewhere", "far-taker"))],
 	])("%s and new: refused (it may be being written); old: cleared, and the lock taken over", async (_kind, guard) => {
 		const young = await storageWith({ [LOCK]: gone, [GUARD]: guard });
-		await expect(lockFiles(young, identity).acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
+		let tries = 0;
+		const counting = onCreate(young, GUARD, async () => {
+			tries++;
+		});
+		await expect(lockFiles(counting, identity).acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
 		expect(await text(young, GUARD)).toBe(guard);
+		// At once, as a live taker's guard: a young one is not waited out by trying again.
+		expect(tries).toBe(1);
 		const old = await storageWith({ [LOCK]: gone, [GUARD]: guard });
 		ageFilesBy(HOUR);
 		const held = await lockFiles(old, identity).acquire(PATH);
 		expect(JSON.parse((await text(old, LOCK)) as string).token).toBe(held.owner.token);
 		expect(await old.stat(GUARD)).toBeNull();
+	});
+
+	it("that cannot be read now: refused at once, the lock and the guard left alone", async () => {
+		// Its taker is gone, as the file says; but a guard not read is not known to be left behind.
+		const guard = json(owner("gone", "dead-taker"));
+		const storage = await storageWith({ [LOCK]: gone, [GUARD]: guard });
+		const { storage: failing, log } = faultyStorage(storage, (call) =>
+			call.op === "readRange" && call.path === GUARD ? { kind: "fail", code: "io", errno: "EIO" } : undefined,
+		);
+		await expect(lockFiles(failing, identity).acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
+		expect([await text(storage, LOCK), await text(storage, GUARD)]).toEqual([gone, guard]);
+		expect(log.calls.filter((call) => call.op === "createExclusive" && call.path === GUARD)).toHaveLength(1);
+	});
+
+	it("gone when read: nothing is removed, not the guard the next taker has made since", async () => {
+		const next = json(owner("here", "next-taker"));
+		const storage = await storageWith({ [LOCK]: gone, [GUARD]: next });
+		// The first read finds no guard (its taker was done); the next taker's is there right after.
+		const { storage: racing } = faultyStorage(
+			storage,
+			failNth((call) => call.op === "readRange" && call.path === GUARD, 0, { kind: "fail", code: "not-found" }),
+		);
+		await expect(lockFiles(racing, identity).acquire(PATH)).rejects.toBeInstanceOf(SessionLockedError);
+		expect([await text(storage, LOCK), await text(storage, GUARD)]).toEqual([gone, next]);
 	});
 
 	it("a guard that cannot be created for another reason: that error, nothing removed", async () => {
@@ -249,5 +281,15 @@ describe("the owner of a lock", () => {
 		} finally {
 			rmSync(dir, { recursive: true, force: true });
 		}
+	});
+});
+
+describe("threads known dead", () => {
+	it("every thread marked dead is among those passed on to a new worker", () => {
+		// Ids far above any thread this test process starts.
+		markThreadDead(1_000_001);
+		markThreadDead(1_000_002);
+		expect(knownDeadThreads()).toEqual(expect.arrayContaining([1_000_001, 1_000_002]));
+		expect([isDeadThread(1_000_001), isDeadThread(1_000_003)]).toEqual([true, false]);
 	});
 });

@@ -224,6 +224,16 @@ describe("tree-labels.ts", () => {
 		expect(forked[2]).toBe(odd);
 	});
 
+	it("a fork of a branch of label entries only is empty", () => {
+		// A label appended after the leaf was reset is a root: its branch holds no other entry.
+		const tree = SessionTree.create({ cwd: "/p" });
+		const m1 = tree.appendMessage({ role: "user", content: "m1", timestamp: 1 });
+		tree.resetLeaf();
+		const labelId = tree.appendLabelChange(m1, "start");
+		expect(tree.getBranch(labelId).map((e) => e.type)).toEqual(["label"]);
+		expect(tree.forkEntries(labelId)).toEqual([]);
+	});
+
 	it("a fork hands on the entries whose parent stays as they are, not copies", () => {
 		// Copies of millions of entries would double the memory, and a lazily read entry's decoded body is
 		// cached under the entry itself.
