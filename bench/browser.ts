@@ -26,9 +26,14 @@
  * The page and its worker (bench/browser/page/) are built by Vite as production code and served by Vite's
  * preview server (bench/browser/serve.ts), cross-origin isolated so that `performance.now()` ticks in
  * 5 µs; Playwright drives them. Every case runs in a fresh Chromium on a fresh profile on disk (an
- * empty OPFS; see `openTab` for why not an off-the-record context); the cases take turns within each round. Before a case is timed its answer is
- * checked: every opened session must have the entry count and leaf context length that `SessionTree`
- * gives in Node for the same bytes. Memory (bench/browser/probes.ts): the renderer's peak resident size
+ * empty OPFS; see `openTab` for why not an off-the-record context); the cases take turns within each round,
+ * their order turning from round to round. No figure is printed for a wrong answer: every opened session
+ * must have the entry count and leaf context length that `SessionTree` gives in Node for the same bytes;
+ * in the first round, untimed and once nothing more is timed in the page, everything an open holds (its
+ * header, leaf, name and `getTree()`: every entry, label and the shape; bench/browser/page/answers.ts)
+ * must be what `SessionTree` holds in Node, the imported file the session's bytes, and after the appends
+ * the whole file: the session's bytes, then every line `SessionTree` in Node writes for the same appends
+ * (ids numbered, the entries' times by their shapes). Memory (bench/browser/probes.ts): the renderer's peak resident size
  * during the case (`VmHWM`, reset just before it), and the worker's peak JS heap (V8 heap plus ArrayBuffer
  * backing stores, sampled over CDP), after a garbage collection in the worker.
  *
@@ -47,8 +52,17 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { basename, join } from "node:path";
 import type { BrowserContext, CDPSession, Page } from "playwright";
 import { createNodeStorage } from "../adapters/node.ts";
-import { type AgentMessage, type Durability, Engine, encodeEntry, SessionTree, sessionFileName } from "../src/index.ts";
+import {
+	type AgentMessage,
+	type Durability,
+	Engine,
+	encodeEntry,
+	type FileEntry,
+	SessionTree,
+	sessionFileName,
+} from "../src/index.ts";
 import { chromiumLaunchOptions, launchChromium, launchPersistentChromium } from "../test/support/chromium.ts";
+import { appendedMessage, normalisedAppends, wholeDigest } from "./browser/page/answers.ts";
 import type { Answer, BenchPage, FrameReport, HugeOpened, LastPage, StorageName } from "./browser/page/main.ts";
 import { browserPids, canTrackRss, rendererPids, trackRendererRss, WorkerTarget } from "./browser/probes.ts";
 import { addFile, buildPage, servePage } from "./browser/serve.ts";
@@ -92,6 +106,11 @@ interface Fixture {
 	path: string;
 	bytes: number;
 	answer: Answer;
+	/** Its records (header first), to append to in Node; the SHA-256 of its bytes. */
+	records: FileEntry[];
+	sha256: string;
+	/** `SessionTree`'s whole answer in Node (answers.ts `wholeDigest`): what every open must hold. */
+	whole: string;
 }
 
 /** The answer `SessionTree` gives for a session's records, in Node. */
@@ -99,28 +118,31 @@ function answerOf(tree: SessionTree): Answer {
 	return { entryCount: tree.size, contextLength: tree.buildSessionProjection().messages.length };
 }
 
+/** A fixture of `records` (and their file's `text`), served next to the page as `name`. */
+async function fixtureOf(outDir: string, name: string, records: FileEntry[], text: string): Promise<Fixture> {
+	const tree = SessionTree.fromRecords(records);
+	const header = tree.getHeader();
+	return {
+		url: await addFile(outDir, name, text),
+		path: `/pi-${name.replace(".jsonl", "")}/sessions/--bench-project--/${sessionFileName(header.timestamp, header.id)}`,
+		bytes: Buffer.byteLength(text),
+		answer: answerOf(tree),
+		records,
+		sha256: createHash("sha256").update(text).digest("hex"),
+		whole: await wholeDigest(header, tree.getLeafId(), tree.getSessionName(), tree.getTree()),
+	};
+}
+
 /** The 100 MB session of bench/generate.ts, and a 1 KB one of two corpus messages, next to the built page. */
 async function writeFixtures(outDir: string): Promise<{ small: Fixture; big: Fixture; messages: AgentMessage[] }> {
 	const generated = generateLinearSession();
-	const header = generated.records[0] as { id: string; timestamp: string };
-	const bigName = sessionFileName(header.timestamp, header.id);
-	const big: Fixture = {
-		url: await addFile(outDir, "big.jsonl", `${generated.lines.join("\n")}\n`),
-		path: `/pi-big/sessions/--bench-project--/${bigName}`,
-		bytes: generated.bytes,
-		answer: answerOf(SessionTree.fromRecords(generated.records)),
-	};
+	const big = await fixtureOf(outDir, "big.jsonl", generated.records, `${generated.lines.join("\n")}\n`);
 	const { user, assistant } = corpusMessages(200, 400);
 	const tree = SessionTree.create({ cwd: "/bench/project" });
 	tree.appendMessage(user[0] as AgentMessage);
 	tree.appendMessage(assistant[0] as AgentMessage);
-	const smallText = [tree.getHeader(), ...tree.getEntries()].map(encodeEntry).join("");
-	const small: Fixture = {
-		url: await addFile(outDir, "small.jsonl", smallText),
-		path: `/pi-small/sessions/--bench-project--/${sessionFileName(tree.getHeader().timestamp, tree.getSessionId())}`,
-		bytes: Buffer.byteLength(smallText),
-		answer: answerOf(tree),
-	};
+	const smallRecords = [tree.getHeader(), ...tree.getEntries()];
+	const small = await fixtureOf(outDir, "small.jsonl", smallRecords, smallRecords.map(encodeEntry).join(""));
 	// ~500-byte messages, one user turn to two assistant ones.
 	const sized = corpusMessages(450, 560);
 	const messages: AgentMessage[] = [];
@@ -328,7 +350,8 @@ interface AppendPlan {
 /**
  * Case 1, one round on one storage: a worker with the 1 KB session and one with the 100 MB session, in
  * one page; both opened for writing with each durability in turn, blocks of awaited appends alternating
- * between them. At the end the last line of each file must be the last message appended.
+ * between them. At the end each file must be the session's bytes, then the appends as `SessionTree` writes
+ * them in Node (`appendsProblem`).
  */
 async function appendRound(run: Run, fixtures: Fixtures, plan: AppendPlan, round: number): Promise<void> {
 	const { small, big } = fixtures;
@@ -348,7 +371,8 @@ async function appendRound(run: Run, fixtures: Fixtures, plan: AppendPlan, round
 			row("import webaccess", "webaccess: import 100 MB (Blob → file)").add(imported.value, imported);
 		}
 		const appended = { small: 0, big: 0 };
-		const lastTimestamp = { small: 0, big: 0 };
+		/** The page's numbers of the messages appended to each session, in order (answers.ts `appendedMessage`). */
+		const sent = { small: [] as number[], big: [] as number[] };
 		const order = round % 2 ? [...plan.durabilities].reverse() : plan.durabilities;
 		for (const durability of order) {
 			const handles = { small: "", big: "" };
@@ -385,7 +409,7 @@ async function appendRound(run: Run, fixtures: Fixtures, plan: AppendPlan, round
 					false,
 				);
 				appended[size] += count;
-				lastTimestamp[size] = block.value.lastTimestamp;
+				for (let i = 0; i < count; i++) sent[size].push(block.value.first + i);
 				if (!timed) return;
 				times[size].push(...block.value.times);
 				rowOf(size).addPeaks(block);
@@ -409,13 +433,52 @@ async function appendRound(run: Run, fixtures: Fixtures, plan: AppendPlan, round
 			}
 		}
 		for (const size of ["small", "big"] as const) {
-			const tail = await tab.call("tail", workers[size].name, fixtures[size].path);
-			if (tail.lastTimestamp !== lastTimestamp[size] || tail.bytes <= fixtures[size].bytes) {
-				throw new Error(`${plan.storage} ${size}: the file does not end with the last message appended`);
-			}
+			const problem = await appendsProblem(tab, workers[size], fixtures[size], sent[size], run.messages);
+			if (problem) throw new Error(`${plan.storage} ${size}: ${problem}: no figure is printed for a wrong answer`);
 		}
 	} finally {
 		await closeTab(tab, [workers.small, workers.big]);
+	}
+}
+
+/**
+ * What is wrong with the file of `fixture` after the appends of the page's messages `sent`, or nothing: its
+ * bytes before them must be the fixture's, and every line after them what `SessionTree` in Node writes for
+ * the same appends (answers.ts `normalisedAppends`: ids numbered, the entries' times by their shapes).
+ */
+async function appendsProblem(
+	tab: Tab,
+	worker: EngineWorker,
+	fixture: Fixture,
+	sent: readonly number[],
+	messages: readonly AgentMessage[],
+): Promise<string | undefined> {
+	const file = await tab.call("appendedFile", worker.name, fixture.path, fixture.bytes);
+	if (file.prefixSha256 !== fixture.sha256) return `the file's first ${fixture.bytes} bytes are not the session's`;
+	if (typeof file.lines === "string") return file.lines;
+	const tree = SessionTree.fromRecords(fixture.records);
+	const before = tree.size;
+	for (const i of sent) tree.appendMessage(appendedMessage(messages, i));
+	const expected = normalisedAppends(tree.entriesBetween(before, tree.size).map((entry) => JSON.stringify(entry)));
+	const at = file.lines.findIndex((line, index) => line !== expected[index]);
+	if (at >= 0) return `appended line ${at + 1} differs from SessionTree's in Node: ${file.lines[at]?.slice(0, 160)}`;
+	return file.lines.length === expected.length
+		? undefined
+		: `${file.lines.length} lines appended, SessionTree in Node wrote ${expected.length}`;
+}
+
+/** Everything the open session `handle` holds must be what `SessionTree` holds in Node (answers.ts `wholeDigest`). */
+async function checkWhole(
+	what: string,
+	tab: Tab,
+	worker: EngineWorker,
+	handle: string,
+	fixture: Fixture,
+): Promise<void> {
+	if ((await tab.call("whole", worker.name, handle)) !== fixture.whole) {
+		throw new Error(
+			`${what}: its entries, labels, header, leaf or name differ from SessionTree's in Node: no figure is printed for a wrong answer`,
+		);
 	}
 }
 
@@ -428,9 +491,13 @@ async function openRound(run: Run, fixtures: Fixtures, storage: StorageName, rou
 		const imported = await watched(run, tab, worker, () => tab.call("importFile", worker.name, big.path, big.url));
 		row(`import ${storage}`, `${storage}: import 100 MB (Blob → file)`).add(imported.value, imported);
 		const modes = round % 2 ? [true, false] : [false, true];
+		const what = (readOnly: boolean) => `${storage} 100 MB session opened${readOnly ? " read-only" : ""}`;
 		for (const readOnly of modes) {
 			const opened = await watched(run, tab, worker, () => tab.call("open", worker.name, big.path, { readOnly }));
-			check(`${storage} 100 MB session opened${readOnly ? " read-only" : ""}`, opened.value, big.answer);
+			check(what(readOnly), opened.value, big.answer);
+			// The whole answer in the first round, once nothing more is timed in this page: what the page keeps
+			// of it (100 MB of entries) would weigh on the next open's peak. So the last open's own, the first's below.
+			if (round === 0 && readOnly === modes[1]) await checkWhole(what(readOnly), tab, worker, opened.value.handle, big);
 			seen(storage, "big", opened.value);
 			const mode = readOnly ? "read-only" : "write";
 			row(`open ${storage} ${mode}`, `${storage}: open 100 MB ${readOnly ? "read-only" : "for writing"}`).add(
@@ -438,6 +505,15 @@ async function openRound(run: Run, fixtures: Fixtures, storage: StorageName, rou
 				opened,
 			);
 			await tab.call("close", worker.name, opened.value.handle);
+		}
+		if (round === 0) {
+			const readOnly = modes[0] as boolean;
+			const again = await tab.call("open", worker.name, big.path, { readOnly });
+			await checkWhole(`${what(readOnly)} (again, untimed)`, tab, worker, again.handle, big);
+			await tab.call("close", worker.name, again.handle);
+			// What the import wrote: the session's bytes, nothing more.
+			const problem = await appendsProblem(tab, worker, big, [], run.messages);
+			if (problem) throw new Error(`${storage}: the 100 MB session imported: ${problem}`);
 		}
 	} finally {
 		await closeTab(tab, [worker]);
@@ -447,7 +523,7 @@ async function openRound(run: Run, fixtures: Fixtures, storage: StorageName, rou
 type FramesKind = "idle" | "opfs" | "memory";
 
 /** Case 3, one round of one kind: the page's frames while the worker imports and opens 100 MB (or idles). */
-async function framesRound(run: Run, fixtures: Fixtures, kind: FramesKind): Promise<void> {
+async function framesRound(run: Run, fixtures: Fixtures, kind: FramesKind, round: number): Promise<void> {
 	const { big } = fixtures;
 	const tab = await openTab(run, [big.url]);
 	const worker = await startWorker(tab, `frames-${kind}`, kind === "idle" ? "opfs" : kind);
@@ -457,6 +533,7 @@ async function framesRound(run: Run, fixtures: Fixtures, kind: FramesKind): Prom
 		const report = watchedFrames.value;
 		if (kind !== "idle") {
 			check(`${kind}: 100 MB session imported and opened`, report.answer, big.answer);
+			if (round === 0) await checkWhole(`${kind}: 100 MB session`, tab, worker, report.handle as string, big);
 			seen(kind, "big", report.answer as Answer);
 		}
 		const label =
@@ -901,7 +978,7 @@ async function regularCases(
 			]),
 			...framesKinds.map((kind): [string, () => Promise<void>] => [
 				`frames, ${kind}`,
-				() => framesRound(run, fixtures, kind),
+				() => framesRound(run, fixtures, kind, round),
 			]),
 		];
 		const chosen = cases.filter(([name]) => !regularOnly || regularOnly.some((prefix) => name.startsWith(prefix)));
@@ -1018,8 +1095,11 @@ function reportSuiteRows(fixtures: Fixtures): void {
 	const answer = (fixture: Fixture) =>
 		`${fixture.answer.entryCount.toLocaleString("en-US")} entries, context ${fixture.answer.contextLength.toLocaleString("en-US")} messages`;
 	const appendChecked = (fixture: Fixture) =>
-		`entry count and context length (${answer(fixture)}, then as many more as appended) equal to SessionTree's in Node, on opening and after the appends; the file ends with the last message appended`;
-	const openChecked = `entry count and context length equal to SessionTree's in Node for the same bytes (${answer(big)}), every open`;
+		`entry count and context length (${answer(fixture)}, then as many more as appended) equal to SessionTree's in Node, on opening and after the appends; ` +
+		"the whole file afterwards: the session's bytes (SHA-256), then every appended line as SessionTree in Node writes the same appends (ids numbered, entry times by their shapes)";
+	const openChecked =
+		`entry count and context length equal to SessionTree's in Node for the same bytes (${answer(big)}), every open; ` +
+		"in the first round, untimed, everything the open holds (header, leaf, name, getTree(): every entry as JSON, label, label time, the shape; a SHA-256) equal to SessionTree's in Node, and the imported file byte for byte the session";
 	const out: BenchRow[] = [];
 	const push = (row: BenchRow, needs: string) => {
 		if (rows.has(needs)) out.push(row);

@@ -32,14 +32,16 @@ interface Case {
 }
 
 /**
- * Samples per case: ms, and MB of heap the call left allocated. Cases take turns in every round, so drift
- * in machine load hits all of them alike.
+ * Samples per case: ms, and MB of heap the call left allocated. Cases take turns in every round, the first
+ * one a different case each round, so drift in machine load (and what the case before left) hits all alike.
  */
 function measure(cases: readonly Case[]): { ms: number[]; heapMb: number[] }[] {
 	const samples = cases.map(() => ({ ms: [] as number[], heapMb: [] as number[] }));
 	let sink: unknown;
 	for (let round = 0; round < WARMUP + SAMPLES; round++) {
-		cases.forEach((benchCase, index) => {
+		const shift = round % cases.length;
+		[...cases.slice(shift), ...cases.slice(0, shift)].forEach((benchCase) => {
+			const index = cases.indexOf(benchCase);
 			globalThis.gc?.();
 			Atomics.wait(settle, 0, 0, SETTLE_MS);
 			const heapBefore = process.memoryUsage().heapUsed;
@@ -131,6 +133,11 @@ function main(): void {
 		// What any free function given byId does first: the path, leaf to root, one map lookup a step.
 		{ name: "walk: the path through byId, nothing else", run: () => walkPath(byId, leafId) },
 	];
+	// The floor's and the walk's answers too (the lines parsed; the path, every entry in order), before timing.
+	const walked = walkPath(byId, leafId);
+	if (cases[0]?.run() !== lines.length || walked.length !== entries.length || walked.some((e, i) => e !== entries[i])) {
+		throw new Error("the floor's count of parsed lines or the walk's path is wrong: no figure is reported");
+	}
 	const samples = measure(cases);
 	const medians = samples.map((sample) => median(sample.ms));
 	const heaps = samples.map((sample) => median(sample.heapMb));
@@ -232,6 +239,7 @@ function main(): void {
 		},
 	];
 	for (const row of rows) reportRow(row);
+	if (rows.some((row) => row.problem)) process.exitCode = 1;
 }
 
 if (!relaunchWithGc()) main();

@@ -8,10 +8,12 @@
  * Every measurement runs in a fresh child process (this file's `scale/child.ts`, bundled with esbuild so
  * no TypeScript loader sits in it), so its peak RSS (`process.resourceUsage().maxRSS`) is its own; the
  * implementations take turns in every round (the order rotates), and each row shows the median over
- * the rounds with the range. The first round also checks every answer against pi 1.6.0's (entry count,
- * leaf, a digest of the leaf's context messages, of the last 50 of them, of every listing row, of the
- * tree's nodes, of the files a fork or a migration wrote, the file found), and a wrong answer fails the
- * run. Absolute times on shared machines are noise; the ratios are the result. Under `npm run bench`
+ * the rounds with the range. The first round also checks every whole answer against pi 1.6.0's, after
+ * the timings in each child: of an open, entry count, leaf, and a digest of the header and every entry
+ * (each one's JSON, in file order), the labels and the name (ours lazy reads every entry for it, decoding
+ * every body), the leaf's context and the last page of 50 (its offset and entry ids too); of the deepest
+ * leaf's context, every call's; every listing row, every field; the tree's nodes; the files a fork or a
+ * migration wrote (and where the fork went on); the file found. A wrong answer fails the run. Absolute times on shared machines are noise; the ratios are the result. Under `npm run bench`
  * (`BENCH_ROWS` set) each figure is also handed to the suite as a row (bench/suite/rows.ts): "lazy open,
  * linear 100 MB", "listAll cold, 1,000 sessions", …, the size measured in the name.
  *
@@ -372,13 +374,15 @@ interface ContextReference {
 
 /**
  * What is wrong with `result` (an open's answer) compared with the generator's entry count and leaf,
- * pi 1.6.0's, and the context reference; `undefined` if nothing.
+ * pi 1.6.0's, the context reference and the reference of the whole answer (every entry, the header, the
+ * labels and the name); `undefined` if nothing.
  */
 function openProblem(
 	impl: OpenImpl,
 	result: OpenResult,
 	pi: OpenResult | undefined,
 	reference: ContextReference | undefined,
+	wholeReference: ContextReference | undefined,
 	input: ScaleInput,
 ): string | undefined {
 	const problems: string[] = [];
@@ -391,11 +395,27 @@ function openProblem(
 		problems.push(`${result.entries} entries / leaf ${result.leafId}; pi 1.6.0: ${pi.entries} / ${pi.leafId}`);
 	}
 	if (result.checkError && impl !== "pi16") problems.push(`building the leaf's context threw ${result.checkError}`);
+	const whole = wholeReference?.result.whole;
+	const mine = result.whole;
+	if (whole && mine && wholeReference.result !== result) {
+		const of = wholeReference.name;
+		if (mine.entries.count !== whole.entries.count || mine.entries.digest !== whole.entries.digest) {
+			problems.push(`the header and the ${mine.entries.count} entries differ from ${of}'s (${whole.entries.count})`);
+		}
+		// The floor reads records only: no labels, no name.
+		if (mine.labels && (mine.labels.count !== whole.labels?.count || mine.labels.digest !== whole.labels.digest)) {
+			problems.push(`the ${mine.labels.count} labels differ from ${of}'s (${whole.labels?.count})`);
+		}
+		if (mine.labels && mine.name !== whole.name) problems.push(`name ${mine.name}, ${of}'s ${whole.name}`);
+	}
 	const expected = reference?.result;
 	if (expected && expected !== result && expected.context) {
 		if (impl === "ours-lazy" && result.pageSupported) {
 			if (!sameContext(result.last50, expected.last50)) {
 				problems.push(`contextPage({ last: 50 }) differs from the last 50 context messages of ${reference.name}`);
+			}
+			if (expected.last50Place !== undefined && result.last50Place !== expected.last50Place) {
+				problems.push(`contextPage({ last: 50 })'s offset or entry ids differ from ${reference.name}'s`);
 			}
 			if (result.pageTotal !== expected.context.messages) {
 				problems.push(
@@ -421,6 +441,8 @@ interface OpenGroupReport {
 	pi: OpenResult | undefined;
 	/** Whose context ours was checked against. */
 	referenceName: string | undefined;
+	/** Whose whole answer (every entry, header, labels, name) ours was checked against. */
+	wholeName: string | undefined;
 }
 
 async function openGroup(group: GroupName, input: ScaleInput, rounds: number): Promise<OpenGroupReport> {
@@ -441,6 +463,7 @@ async function openGroup(group: GroupName, input: ScaleInput, rounds: number): P
 	}
 	const first = new Map<OpenImpl, OpenResult>();
 	let reference: ContextReference | undefined;
+	let wholeName: string | undefined;
 	warmPageCache(input.path);
 	const started = performance.now();
 	for (let round = 0; round < rounds; round++) {
@@ -472,13 +495,20 @@ async function openGroup(group: GroupName, input: ScaleInput, rounds: number): P
 				: full?.context
 					? { result: full, name: "ours full" }
 					: undefined;
+			// The whole answer's reference: pi 1.6.0's, or ours full's when pi 1.6.0 gave none.
+			const wholeReference = pi?.whole
+				? { result: pi, name: "pi 1.6.0" }
+				: full?.whole
+					? { result: full, name: "ours full" }
+					: undefined;
+			wholeName = wholeReference?.name;
 			if (pi?.checkError) {
 				(rows.get("pi16") as Row).note =
 					`opened the file, but its buildSessionContext() threw ${pi.checkError}; ` +
 					"so ours lazy's page was checked against ours full's context, and ours full's context against nothing";
 			}
 			for (const [impl, result] of first) {
-				const problem = openProblem(impl, result, pi, reference, input);
+				const problem = openProblem(impl, result, pi, reference, wholeReference, input);
 				if (!problem) continue;
 				const row = rows.get(impl) as Row;
 				if (impl === "pi073") {
@@ -529,7 +559,10 @@ async function openGroup(group: GroupName, input: ScaleInput, rounds: number): P
 			: reference
 				? "ours lazy page against the last 50 messages of ours full's context (pi 1.6.0 built none)"
 				: "no context (none was built)";
-	console.log(`checked in round 1: entry count and leaf against ${structure}; ${contexts}`);
+	const whole = wholeName
+		? `; every entry (JSON, in file order), the header, the labels and the name against ${wholeName}'s (ours lazy: read after its timings, decoding every body), the floor's records against it too`
+		: "";
+	console.log(`checked in round 1: entry count and leaf against ${structure}; ${contexts}${whole}`);
 	const before = (impl: OpenImpl) => {
 		const row = rows.get(impl);
 		return row && row.rssBefore.length > 0 ? `${fmtMb(median(row.rssBefore))} MB` : "—";
@@ -539,7 +572,7 @@ async function openGroup(group: GroupName, input: ScaleInput, rounds: number): P
 			`pi 0.73.1 ${before("pi073")}, ours ${before("ours-full")}; the page row's RSS is the peak over open and page`,
 	);
 	for (const row of rows.values()) if (row.note) console.log(`note: ${row.label} ${row.note}`);
-	return { rows, pi, referenceName: reference?.name };
+	return { rows, pi, referenceName: reference?.name, wholeName };
 }
 
 /** The group's rows for the suite: the lazy and the full open, and the leaf's last page after a lazy open. */
@@ -550,9 +583,11 @@ function reportOpenRows(group: GroupName, report: OpenGroupReport, input: ScaleI
 	const oneGb = group === "text-1gb" || group === "image-1gb";
 	const withGoals = group !== "text-4gb";
 	const theirs = { pi16: rows.get("pi16"), pi073: rows.get("pi073"), floor: rows.get("floor-parse") };
-	const structure = report.pi
-		? "entry count and leaf, against pi 1.6.0's"
-		: "entry count and leaf, against the generator's";
+	const structure =
+		(report.pi ? "entry count and leaf, against pi 1.6.0's" : "entry count and leaf, against the generator's") +
+		(report.wholeName
+			? `; every entry (a digest of each one's JSON in file order), the header, the labels and the name, against ${report.wholeName}'s`
+			: "");
 	const against = report.referenceName ?? "nothing (no context was built)";
 	const rssNote = "peak RSS of a fresh child; the floor: read in ranges and JSON.parse of every line, kept";
 	reportSuiteRow({
@@ -594,7 +629,7 @@ function reportOpenRows(group: GroupName, report: OpenGroupReport, input: ScaleI
 		pi16: rows.get("pi16-page"),
 		size,
 		goals: oneGb ? [{ kind: "value", max: 100 }] : [],
-		checked: `the 50 messages and the context's length against ${against}'s`,
+		checked: `the 50 messages (thinking level and model too), their entries' ids, the page's offset and the context's length, against ${against}'s`,
 		note:
 			"ours: contextPage({ last: 50 }) after a lazy open; pi 1.6.0: buildSessionContext() after its open, " +
 			"the last 50 kept; RSS is the peak over the open and the page",
@@ -648,7 +683,14 @@ async function contextGroup(input: ScaleInput, rounds: number): Promise<void> {
 	for (let round = 0; round < rounds; round++) {
 		for (const impl of rotate(active, round)) {
 			try {
-				const task: Task = { kind: "context", impl, path: input.path, repeats: 5, modules: MODULES };
+				const task: Task = {
+					kind: "context",
+					impl,
+					path: input.path,
+					repeats: 5,
+					check: round === 0,
+					modules: MODULES,
+				};
 				const result = (await runChild(task, {
 					big: input.bytes >= BIG_INPUT_BYTES,
 					timeoutMs: 5 * 60_000,
@@ -673,6 +715,8 @@ async function contextGroup(input: ScaleInput, rounds: number): Promise<void> {
 			if (ours && pi && !sameContext(ours.context, pi.context)) {
 				problems.push(`context differs from pi 1.6.0's (${ours.context.messages} vs ${pi.context.messages} messages)`);
 			}
+			const again = ours?.repeatDigests?.findIndex((digest) => digest !== ours.context.digest) ?? -1;
+			if (again >= 0) problems.push(`call ${again + 2} gave another context than the first`);
 			if (problems.length > 0) {
 				(firstRows.get("ours") as Row).wrong = problems.join("; ");
 				(repeatRows.get("ours") as Row).wrong = problems.join("; ");
@@ -704,7 +748,9 @@ async function contextGroup(input: ScaleInput, rounds: number): Promise<void> {
 		cells(piRepeat as Row, piRepeat),
 		cells(repeatRows.get("ours") as Row, piRepeat),
 	]);
-	console.log("checked against pi 1.6.0 in round 1: leaf = the deepest entry, digest of every context message");
+	console.log(
+		"checked against pi 1.6.0 in round 1: leaf = the deepest entry, digest of every context message (thinking level and model too); each repeated call's the same",
+	);
 	goal(
 		"context",
 		`deepest-leaf context of ${input.name}, first call, ours ÷ pi 1.6.0`,
@@ -720,7 +766,8 @@ async function contextGroup(input: ScaleInput, rounds: number): Promise<void> {
 		"×",
 	);
 	const size = { bytes: input.bytes, entries: input.entries };
-	const checked = "leaf = the deepest entry; a digest of every context message, against pi 1.6.0's";
+	const checked =
+		"leaf = the deepest entry; a digest of the whole context (every message, thinking level, model), against pi 1.6.0's; every repeated call's the same as the first";
 	const note = "in a fresh child after a full open (not timed); RSS is the child's peak, the open included";
 	reportSuiteRow({
 		name: `context of the deepest leaf, ${inputLabel(input.name)}`,
@@ -1154,12 +1201,15 @@ async function forkGroup(input: ScaleInput, rounds: number): Promise<void> {
 		check: (ours, pi) => [
 			...(ours.checkError ? [`reading the new file: ${ours.checkError}`] : []),
 			...answerProblems("lines of the new file", ours, pi),
+			...(pi && !pi.checkError && ours.place !== pi.place
+				? [`returned ${ours.place} (directory, session switched to it); pi 1.6.0 ${pi.place}`]
+				: []),
 		],
 	});
 	const pi = run.first.get("pi16");
 	if (pi?.checkError) (run.rows.get("pi16") as Row).note = `wrote no file to check against: ${pi.checkError}`;
 	const checked =
-		"every line of the new file (the header without its id and timestamp, parentSession by file name, the ids of the labels it made numbered in order)";
+		"every line of the new file (the header without its id and timestamp, parentSession by file name, the ids of the labels it made numbered in order), the directory of the path returned and that the session goes on in it";
 	printPairTable(
 		`Fork of the deepest leaf of ${input.name}: ${input.deepestDepth.toLocaleString("en")} entries on its path`,
 		"each child copies the file (not timed), opens the copy for writing, whole (not timed), then times the fork " +
@@ -1192,6 +1242,7 @@ async function migrationGroup(v1: V1Input, rounds: number): Promise<void> {
 			...(ours.checkError ? [`reading the migrated file: ${ours.checkError}`] : []),
 			...(ours.answer.count === v1.entries ? [] : [`${ours.answer.count} entries, the v1 file has ${v1.entries}`]),
 			...(ours.backupPath ? [] : ["no backup of the v1 file was kept"]),
+			...(ours.backupPath && !ours.backupIntact ? ["the backup is not the v1 file byte for byte"] : []),
 			...answerProblems("migrated lines", ours, pi),
 		],
 	});
@@ -1207,7 +1258,7 @@ async function migrationGroup(v1: V1Input, rounds: number): Promise<void> {
 		ours: run.rows.get("ours"),
 		pi16: run.rows.get("pi16"),
 		size: { bytes: v1.bytes, entries: v1.entries },
-		checked: `${checked}, against pi 1.6.0's; ours kept a backup`,
+		checked: `${checked}, against pi 1.6.0's; ours kept a backup, byte for byte the v1 file`,
 		note: `made from ${v1.from} (its labels left out); the open that migrates, on a copy of its own each`,
 	});
 }

@@ -7,7 +7,10 @@
  * `SessionManager.appendMessage` called 10,000 times and the floor (the same entries stringified and
  * written with one call). Every file is read back and checked to hold all appends in order: the returned
  * ids, the sent messages, each entry's parent the one before, and the header's and entries' fields in pi
- * 1.6.0's order. Messages are real user and assistant messages of the corpus (150–1000 bytes of JSON).
+ * 1.6.0's order; and whole: every line as `JSON.stringify` writes it, and, ids numbered in file order and
+ * fresh ids' and timestamps' digits masked, every line the same as in pi 1.6.0's file of the same round.
+ * The cases take turns in every round, a different one first each round. Messages are real user and
+ * assistant messages of the corpus (150–1000 bytes of JSON).
  * Everything is written to a temporary agent directory, removed at the end.
  * Run: `npx tsx bench/worker-appends.ts [--quick]` (`BENCH_ROUNDS=11` for more rounds; 5 by default, 2 with
  * `--quick`, which also times 500 awaited appends per case and round instead of 2,000 and leaves out the
@@ -15,13 +18,14 @@
  * (bench/run.ts) it reports its rows to the suite.
  * @module
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager as Pi073SessionManager } from "@mariozechner/pi-coding-agent";
 import { createNodeStorage } from "../adapters/node.ts";
 import { type EngineWorker, startEngineWorker, type WorkerEngineConfig } from "../adapters/worker.ts";
 import { SessionManager as Pi16SessionManager } from "../node_modules/pi-coding-agent-1.6/dist/core/session-manager.js";
-import { type AgentMessage, type Durability, Session, type SessionEntry } from "../src/index.ts";
+import { type AgentMessage, type Durability, Session } from "../src/index.ts";
 import { type BenchRow, measureOf, reportRow } from "./suite/rows.ts";
 import {
 	collectAndSettle,
@@ -94,14 +98,83 @@ function readJsonl(path: string): FileRecord[] {
 		.map((line) => JSON.parse(line) as FileRecord);
 }
 
+/** A file's normalised lines (`wholeOf`), to compare with pi 1.6.0's of the same round. */
+interface Whole {
+	header?: string;
+	entries: string[];
+}
+
+/**
+ * A file's whole content as every implementation must write it, but for what each draws afresh: every line
+ * JSON as `JSON.stringify` writes it (with `text`, the file's), the file ending in a newline; the entries'
+ * ids numbered in file order (a parent by its number), the header's id and every timestamp by their shapes
+ * (digits and hex letters masked). A string says what is wrong instead.
+ */
+function wholeOf(records: readonly FileRecord[], text?: string): Whole | string {
+	if (text !== undefined) {
+		const lines = text.split("\n");
+		if (lines.pop() !== "") return "the file does not end with a newline";
+		const odd = lines.findIndex((line, at) => line !== JSON.stringify(records[at]));
+		if (odd >= 0) return `line ${odd + 1} is not written as JSON.stringify writes its record`;
+	}
+	const numbers = new Map<string, string>();
+	const shape = (value: unknown) => (typeof value === "string" ? value.replace(/[0-9a-f]/g, "x") : value);
+	const lines = records.map((record) => {
+		if (record.type === "session")
+			return JSON.stringify({ ...record, id: shape(record.id), timestamp: shape(record.timestamp) });
+		numbers.set(record.id as string, `#${numbers.size}`);
+		const parentId = record.parentId === null ? null : (numbers.get(record.parentId as string) ?? "unknown");
+		return JSON.stringify({
+			...record,
+			id: numbers.get(record.id as string),
+			parentId,
+			timestamp: shape(record.timestamp),
+		});
+	});
+	const header = records[0]?.type === "session" ? lines.shift() : undefined;
+	return { header, entries: lines };
+}
+
+/** What a case's session holds: what is wrong with it (see `fileProblem`), and its whole content. */
+interface Held {
+	problem?: string;
+	whole?: Whole;
+}
+
+/** Read a file back (then remove it): `fileProblem`, and its whole content. */
+function heldIn(path: string, ids: readonly string[], sent: readonly AgentMessage[], layout: Layout): Held {
+	const text = readFileSync(path, "utf8");
+	rmSync(path);
+	const records = text
+		.split("\n")
+		.filter((line) => line !== "")
+		.map((line) => JSON.parse(line) as FileRecord);
+	const whole = wholeOf(records, text);
+	const problem = fileProblem(records, ids, sent, layout) ?? (typeof whole === "string" ? whole : undefined);
+	return typeof whole === "string" ? { problem } : { problem, whole };
+}
+
+/** Where `whole` differs from pi 1.6.0's `reference` (same appends, same round), or undefined. */
+function wholeDifference(whole: Whole, reference: Whole): string | undefined {
+	if (whole.header !== undefined && whole.header !== reference.header) {
+		return `header ${whole.header}, pi 1.6.0 wrote ${reference.header}`;
+	}
+	const at = whole.entries.findIndex((line, index) => line !== reference.entries[index]);
+	if (at >= 0) return `entry ${at} differs from pi 1.6.0's: ${whole.entries[at]?.slice(0, 160)}`;
+	if (whole.entries.length !== reference.entries.length) {
+		return `${whole.entries.length} entries, pi 1.6.0 wrote ${reference.entries.length}`;
+	}
+	return undefined;
+}
+
 /** A session of one case, holding one assistant message, ready for appends. */
 interface Target {
 	/** One append; resolves (pi: returns) with its id once written. */
 	one: (message: AgentMessage) => Promise<string> | string;
 	/** Issue every append; resolves when all are written. `issued` is called once all are issued. */
 	all: (messages: readonly AgentMessage[], issued: () => void) => Promise<string[]>;
-	/** Close it and say what is wrong with what it holds (undefined: all of `ids`/`sent`, in order). */
-	finish: (ids: readonly string[], sent: readonly AgentMessage[]) => Promise<string | undefined>;
+	/** Close it and read back what it holds (no problem: all of `ids`/`sent`, in order). */
+	finish: (ids: readonly string[], sent: readonly AgentMessage[]) => Promise<Held>;
 }
 
 interface Case {
@@ -180,16 +253,13 @@ async function main(): Promise<void> {
 						},
 						finish: async (ids, sent) => {
 							await engine.close(handle);
-							if (config.storage === "node") {
-								const problem = fileProblem(readJsonl(path as string), ids, sent, layout);
-								rmSync(path as string);
-								return problem;
-							}
+							if (config.storage === "node") return heldIn(path as string, ids, sent, layout);
 							const reopened = await engine.open(path as string, { readOnly: true });
-							const branch = await engine.getBranch(reopened.handle);
+							const branch = (await engine.getBranch(reopened.handle)) as FileRecord[];
 							await engine.close(reopened.handle);
 							// What the memory storage holds is read back as entries (no file to hold to pi's field order).
-							return fileProblem([{ type: "session" }, ...(branch as SessionEntry[])], ids, sent, undefined);
+							const problem = fileProblem([{ type: "session" }, ...branch], ids, sent, undefined);
+							return { problem, whole: wholeOf(branch) as Whole };
 						},
 					};
 				},
@@ -209,9 +279,7 @@ async function main(): Promise<void> {
 					},
 					finish: async (ids, sent) => {
 						await session.close();
-						const problem = fileProblem(readJsonl(session.path as string), ids, sent, layout);
-						rmSync(session.path as string);
-						return problem;
+						return heldIn(session.path as string, ids, sent, layout);
 					},
 				};
 			},
@@ -228,12 +296,7 @@ async function main(): Promise<void> {
 						issued();
 						return ids;
 					},
-					finish: async (ids, sent) => {
-						const file = manager.getSessionFile() as string;
-						const problem = fileProblem(readJsonl(file), ids, sent, layout);
-						rmSync(file);
-						return problem;
-					},
+					finish: async (ids, sent) => heldIn(manager.getSessionFile() as string, ids, sent, layout),
 				};
 			},
 		});
@@ -251,8 +314,13 @@ async function main(): Promise<void> {
 					issued();
 					return (await Promise.all(pending)).map((handles) => handles.join());
 				},
-				finish: async (results, sent) =>
-					results.length === sent.length ? undefined : "bare calls: some calls did not answer",
+				// No session: each call answers the worker's open handles (none: every case closes its own).
+				finish: async (results, sent) => ({
+					problem:
+						results.length === sent.length && results.every((handles) => handles === "")
+							? undefined
+							: "bare calls: some calls did not answer, or answered open handles",
+				}),
 			}),
 		};
 		// The floor: the entries pi would write, stringified, and written with one call (no ids kept, no tree).
@@ -260,7 +328,7 @@ async function main(): Promise<void> {
 			name: "floor: stringify all, one write",
 			prepare: async () => {
 				const path = join(dirs.agentDir, "floor.jsonl");
-				const header = { type: "session", version: 3, id: "floor", timestamp: new Date().toISOString(), cwd: CWD };
+				const header = { type: "session", version: 3, id: randomUUID(), timestamp: new Date().toISOString(), cwd: CWD };
 				const first = { type: "message", id: "f0000000", parentId: null, timestamp: header.timestamp };
 				writeFileSync(path, `${JSON.stringify(header)}\n${JSON.stringify({ ...first, message: firstAssistant })}\n`);
 				return {
@@ -282,11 +350,7 @@ async function main(): Promise<void> {
 						writeFileSync(path, text, { flag: "a" });
 						return ids;
 					},
-					finish: async (ids, sent) => {
-						const problem = fileProblem(readJsonl(path), ids, sent, layout);
-						rmSync(path);
-						return problem;
-					},
+					finish: async (ids, sent) => heldIn(path, ids, sent, layout),
 				};
 			},
 		};
@@ -295,24 +359,53 @@ async function main(): Promise<void> {
 		const note = (name: string, problem: string | undefined): void => {
 			if (problem && !problems.has(name)) problems.set(name, problem);
 		};
+		/**
+		 * One round of `cases`, each in its turn (a different one first every round); `run` times one and
+		 * reads back what its session holds, which must then be what pi 1.6.0's holds after the same appends.
+		 */
+		const inTurns = async (
+			cases: readonly Case[],
+			round: number,
+			nameOf: (benchCase: Case) => string,
+			run: (benchCase: Case, index: number) => Promise<Held>,
+		): Promise<void> => {
+			const wholes = new Map<Case, Whole>();
+			const shift = round % cases.length;
+			for (const benchCase of [...cases.slice(shift), ...cases.slice(0, shift)]) {
+				const held = await run(benchCase, cases.indexOf(benchCase));
+				note(nameOf(benchCase), held.problem);
+				if (held.whole) wholes.set(benchCase, held.whole);
+			}
+			const reference = wholes.get(pi16Case);
+			if (!reference) note(nameOf(pi16Case), "no file to compare the others' with");
+			for (const [benchCase, whole] of wholes) {
+				if (reference && benchCase !== pi16Case) note(nameOf(benchCase), wholeDifference(whole, reference));
+			}
+		};
 
-		// (a) One append at a time, awaited. Cases take turns in each round; each round a fresh session.
+		// (a) One append at a time, awaited. Cases take turns in each round (inTurns); each round a fresh session.
 		const roundTripCases: Case[] = [bareCall, ...workerCases, inProcess, pi16Case, pi073Case];
 		const roundTimes = roundTripCases.map((): number[] => []);
 		/** µs per append of each round: the median of its timed appends, and their mean (total ÷ count). */
 		const roundMedians = roundTripCases.map((): number[] => []);
 		const roundMeans = roundTripCases.map((): number[] => []);
 		for (let round = 0; round < WARMUP + ROUNDS; round++) {
-			for (const [index, benchCase] of roundTripCases.entries()) {
-				const target = await benchCase.prepare();
-				collectAndSettle();
-				const { times, ids, sent } = await timeEach(target, messages, ROUND_TRIP_WARMUP, ROUND_TRIPS);
-				note(benchCase.name, await target.finish(ids, sent));
-				if (round < WARMUP) continue;
-				roundTimes[index]?.push(...times);
-				roundMedians[index]?.push(median(times) * 1000);
-				roundMeans[index]?.push((times.reduce((sum, t) => sum + t, 0) * 1000) / times.length);
-			}
+			await inTurns(
+				roundTripCases,
+				round,
+				(benchCase) => benchCase.name,
+				async (benchCase, index) => {
+					const target = await benchCase.prepare();
+					collectAndSettle();
+					const { times, ids, sent } = await timeEach(target, messages, ROUND_TRIP_WARMUP, ROUND_TRIPS);
+					if (round >= WARMUP) {
+						roundTimes[index]?.push(...times);
+						roundMedians[index]?.push(median(times) * 1000);
+						roundMeans[index]?.push((times.reduce((sum, t) => sum + t, 0) * 1000) / times.length);
+					}
+					return target.finish(ids, sent);
+				},
+			);
 		}
 		for (const times of roundTimes) times.sort((a, b) => a - b);
 
@@ -335,21 +428,26 @@ async function main(): Promise<void> {
 		const totals = throughputCases.map((): number[] => []);
 		const issues = throughputCases.map((): number[] => []);
 		for (let round = 0; round < WARMUP + ROUNDS; round++) {
-			for (const [index, benchCase] of throughputCases.entries()) {
-				const target = await benchCase.prepare();
-				collectAndSettle();
-				const start = performance.now();
-				let issuedAt = start;
-				const ids = await target.all(messages, () => {
-					issuedAt = performance.now();
-				});
-				const end = performance.now();
-				note(`${benchCase.name}, pipelined`, await target.finish(ids, messages));
-				if (round >= WARMUP) {
-					totals[index]?.push(end - start);
-					issues[index]?.push(issuedAt - start);
-				}
-			}
+			await inTurns(
+				throughputCases,
+				round,
+				(benchCase) => `${benchCase.name}, pipelined`,
+				async (benchCase, index) => {
+					const target = await benchCase.prepare();
+					collectAndSettle();
+					const start = performance.now();
+					let issuedAt = start;
+					const ids = await target.all(messages, () => {
+						issuedAt = performance.now();
+					});
+					const end = performance.now();
+					if (round >= WARMUP) {
+						totals[index]?.push(end - start);
+						issues[index]?.push(issuedAt - start);
+					}
+					return target.finish(ids, messages);
+				},
+			);
 		}
 
 		console.log(`appends through the engine in a worker — node ${process.version}${QUICK ? " (--quick)" : ""}`);
@@ -399,7 +497,7 @@ async function main(): Promise<void> {
 		});
 		console.log(
 			problems.size === 0
-				? "\nevery file held all its appends in order (ids, messages, parents, pi 1.6.0's field order)"
+				? "\nevery file held all its appends in order (ids, messages, parents, pi 1.6.0's field order), line for line pi 1.6.0's of its round (ids numbered, fresh ids' and timestamps' digits masked)"
 				: `\nPROBLEMS:\n${[...problems].map(([name, problem]) => `  ${name}: ${problem}`).join("\n")}`,
 		);
 
@@ -426,8 +524,9 @@ async function main(): Promise<void> {
 			return found.length > 0 ? found.join("; ") : undefined;
 		};
 		const checked =
-			"each file read back: header, then every append in order with the returned ids and the sent messages, " +
-			"each entry's parent the one before, fields in pi 1.6.0's order (pi 1.6.0's and pi 0.73.1's files too)";
+			"each file read back whole: header, then every append in order with the returned ids and the sent messages, " +
+			"each entry's parent the one before; every line as JSON.stringify writes it and, ids numbered in file order and " +
+			"fresh ids' and timestamps' digits masked, the same as pi 1.6.0's file of the round (pi 0.73.1's file too)";
 		const a = (benchCase: Case) => measureOf(roundMedians[roundTripCases.indexOf(benchCase)] ?? []);
 		const b = (benchCase: Case) => measureOf(totals[throughputCases.indexOf(benchCase)] ?? []);
 		const aNote =

@@ -6,19 +6,20 @@
  * cannot open 1 GB: it is tried once), and (b) 1,000 small sessions (500 with `--quick`) in 20 project
  * directories are listed through the worker (without its listing catalog, and with it), in-process by
  * `listAllSessions`, and by pi 1.6.0's and pi 0.73.1's `SessionManager.listAll`. pi works on the main thread: its delay is its whole
- * open. Before anything is timed each answer is checked against pi 1.6.0's as a whole: the header, the
- * entry count, the leaf and name, the outline of every entry (id, parent, kind, role, time, label,
- * children), the leaf's whole context and every entry's body (of a file over 200 MB, whose bodies all
- * read back would take minutes: every 100th and the last 1,000 through the worker, none in process, which
- * runs the same code); every listing row, every field. That
- * first pass is the warm-up. The sessions to list are written to a temporary agent directory in pi's
- * layout, and the input is hard-linked into another; both are removed at the end.
+ * open. Before anything is timed each answer is checked against pi 1.6.0's as a whole: the open's whole
+ * summary (path, header, cwd, name, leaf, entry count, read-only, its report of a clean file), the outline
+ * of every entry (id, parent, kind, role, time, label, children), the leaf's whole context and every entry's
+ * body (of a file over 200 MB, whose bodies all read back would take minutes: every 100th and the last
+ * 1,000 through the worker, none in process, which runs the same code); every listing row, every field.
+ * That first pass is the warm-up. Then the cases take turns, a different one first every round. The
+ * sessions to list are written to a temporary agent directory in pi's layout, and the input is
+ * hard-linked into another; both are removed at the end.
  * Run: `npx tsx bench/worker-responsiveness.ts [--quick]` (`BENCH_ROUNDS=5` for more rounds; 3 by
  * default, 2 with `--quick`); under `npm run bench` (bench/run.ts) it reports its rows to the suite.
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { copyFileSync, linkSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { SessionManager as Pi073SessionManager } from "@mariozechner/pi-coding-agent";
 import { createNodeStorage } from "../adapters/node.ts";
@@ -101,6 +102,7 @@ interface OpeningEngine {
 /** pi 1.6.0's answer to the open: what every implementation's is checked against. */
 interface Reference {
 	header: unknown;
+	cwd: string;
 	entries: SessionEntry[];
 	/** The root → leaf path. */
 	branch: SessionEntry[];
@@ -122,6 +124,7 @@ function referenceOf(manager: Pi16SessionManager): Reference {
 	}
 	return {
 		header: manager.getHeader(),
+		cwd: manager.getCwd(),
 		entries,
 		branch: manager.getBranch() as unknown as SessionEntry[],
 		leafId: manager.getLeafId(),
@@ -143,10 +146,18 @@ async function openDifference(
 	const { handle } = summary;
 	try {
 		const { entries } = reference;
-		const head = firstDifference(
-			{ header: summary.header, entries: summary.entryCount, leaf: summary.leafId, name: summary.name },
-			{ header: reference.header, entries: entries.length, leaf: reference.leafId, name: reference.name },
-		);
+		// The whole summary but its handle: a clean file, opened read-only, reports nothing found or done.
+		const { handle: _handle, ...opened } = summary;
+		const head = firstDifference(opened, {
+			path,
+			header: reference.header,
+			cwd: reference.cwd,
+			name: reference.name,
+			leafId: reference.leafId,
+			entryCount: entries.length,
+			readOnly: true,
+			report: { diagnostics: [], repairedLastLine: false, wroteHeader: false, created: false },
+		});
 		if (head) return `summary ${head}`;
 		for (let offset = 0; offset < entries.length; offset += OUTLINE_PAGE) {
 			const page = await engine.getOutline(handle, { offset, limit: OUTLINE_PAGE });
@@ -386,6 +397,10 @@ async function main(): Promise<void> {
 				name: "worker: engine.listAll (warm catalog)",
 				group: "list",
 				impl: "workerWarm",
+				// Whatever turn it takes, a listing through the worker wrote the catalog before it (the check's or a round's).
+				before: () => {
+					if (!existsSync(catalog)) throw new Error("no listing catalog before the warm listing");
+				},
 				run: async () => {
 					await listWorker.engine.listAll(onProgress);
 					return {};
@@ -479,8 +494,11 @@ async function main(): Promise<void> {
 		const checkMs = performance.now() - start;
 
 		const reports = cases.map((): LatenessReport[] => []);
+		// The cases take turns, a different one first every round.
 		for (let round = 0; round < ROUNDS; round++) {
-			for (const [index, benchCase] of cases.entries()) {
+			const shift = round % cases.length;
+			for (const benchCase of [...cases.slice(shift), ...cases.slice(0, shift)]) {
+				const index = cases.indexOf(benchCase);
 				if (benchCase.skipped) continue;
 				benchCase.before?.();
 				collectAndSettle();
@@ -508,7 +526,7 @@ async function main(): Promise<void> {
 				`${(fixtureMs / 1000).toFixed(1)} s`,
 		);
 		console.log(
-			`checked against pi 1.6.0 in ${(checkMs / 1000).toFixed(1)} s: open (header, count, leaf, name, outline of ` +
+			`checked against pi 1.6.0 in ${(checkMs / 1000).toFixed(1)} s: open (the whole summary: path, header, cwd, name, leaf, count, read-only, report; the outline of ` +
 				`every entry, the leaf's context of ${count(leafMessages)} messages, ${bodiesText}) and listing (every ` +
 				`field of every row): ${phases.join(", ")}`,
 		);
@@ -567,7 +585,7 @@ async function main(): Promise<void> {
 		const listName = `${count(LISTED_SESSIONS)} sessions`;
 		const checked = {
 			open:
-				"open: header, entry count, leaf, name, the outline of every entry (id, parent, kind, role, time, label, " +
+				"open: the whole summary (path, header, cwd, name, leaf, entry count, read-only, the open's report), the outline of every entry (id, parent, kind, role, time, label, " +
 				`children), the leaf's whole context, and ${bodiesText}, equal to pi 1.6.0's`,
 			list: "listing: every field of every row, in order, equal to pi 1.6.0's",
 		};

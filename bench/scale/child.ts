@@ -17,7 +17,7 @@ import {
 	readFileSync,
 	readSync,
 } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { SessionManager as Pi073SessionManager } from "@mariozechner/pi-coding-agent";
 import { createNodeStorage } from "../../adapters/node.ts";
@@ -96,6 +96,32 @@ function checkContext(result: OpenResult, build: () => SessionContext): void {
 	}
 }
 
+/** The header and every entry as JSON, in file order (the floor's records, pi's `getEntries()`, ours). */
+function digestEntries(header: unknown, entries: readonly unknown[]): AnswerDigest {
+	const hash = createHash("sha256").update(`${JSON.stringify(header)}\n`);
+	for (const entry of entries) hash.update(`${JSON.stringify(entry)}\n`);
+	return { count: entries.length, digest: hash.digest("hex").slice(0, 32) };
+}
+
+/** The whole of an open (with `check`): every entry and the header, each entry's label in file order, the name. */
+function digestWhole(
+	header: unknown,
+	entries: readonly { id?: string }[],
+	labelOf: (id: string) => string | undefined,
+	name: string | undefined,
+): NonNullable<OpenResult["whole"]> {
+	const hash = createHash("sha256");
+	let count = 0;
+	for (const { id } of entries) {
+		const label = typeof id === "string" ? labelOf(id) : undefined;
+		if (label === undefined) continue;
+		count++;
+		hash.update(`${id} ${JSON.stringify(label)}\n`);
+	}
+	const labels = { count, digest: hash.digest("hex").slice(0, 32) };
+	return { entries: digestEntries(header, entries), labels, name: name ?? null };
+}
+
 const CHUNK_BYTES = 16 << 20;
 
 /** Ranged reads of the file; `onChunk` gets each chunk as read (the buffer is reused). */
@@ -159,7 +185,16 @@ async function open(task: Extract<Task, { kind: "open" }>): Promise<OpenResult> 
 		}
 		const { value: records, sample } = await timed(() => floorParse(path));
 		const last = records[records.length - 1] as { id?: string } | undefined;
-		return { kind: "open", rssBeforeBytes, open: sample, entries: records.length - 1, leafId: last?.id ?? null };
+		const result: OpenResult = {
+			kind: "open",
+			rssBeforeBytes,
+			open: sample,
+			entries: records.length - 1,
+			leafId: last?.id ?? null,
+		};
+		// The floor has no labels or name: its records alone are checked.
+		if (check) result.whole = { entries: digestEntries(records[0], records.slice(1)) };
+		return result;
 	}
 	if (impl === "pi16" || impl === "pi073") {
 		const { SessionManager } =
@@ -187,11 +222,19 @@ async function open(task: Extract<Task, { kind: "open" }>): Promise<OpenResult> 
 				if (check) {
 					result.context = digestContext(value.context);
 					result.last50 = digestContext(value.last);
+					// Where the page starts and the entry of each of its messages, as ours' page says them.
+					const { entries } = (manager as ReturnType<Pi16Manager["open"]>).buildSessionProjection();
+					const ids = entries.flatMap((entry) => entry.messages.map(() => entry.sourceEntry.id));
+					result.last50Place = JSON.stringify([Math.max(0, ids.length - 50), ids.slice(-50)]);
 				}
 			} catch (error) {
 				result.checkError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 			}
 		} else if (check) checkContext(result, () => manager.buildSessionContext() as unknown as SessionContext);
+		if (check) {
+			const label = (id: string) => manager.getLabel(id);
+			result.whole = digestWhole(manager.getHeader(), manager.getEntries(), label, manager.getSessionName());
+		}
 		return result;
 	}
 	const storage = createNodeStorage();
@@ -215,8 +258,15 @@ async function open(task: Extract<Task, { kind: "open" }>): Promise<OpenResult> 
 			result.page = pageSample;
 			result.pageTotal = page.total;
 			result.last50 = digestContext(page);
+			result.last50Place = JSON.stringify([page.offset, page.entryIds]);
 		}
 	} else if (check) checkContext(result, () => session.tree.buildSessionContext());
+	// Every entry, after the timings: on a lazy open this decodes every body.
+	if (check) {
+		const { tree } = session;
+		const label = (id: string) => tree.getLabel(id);
+		result.whole = digestWhole(session.header, await session.getEntries(), label, tree.getSessionName());
+	}
 	await session.close();
 	return result;
 }
@@ -242,9 +292,15 @@ async function context(task: Extract<Task, { kind: "context" }>): Promise<Contex
 	}
 	const first = await timed(build);
 	const repeatMs: number[] = [];
-	for (let i = 0; i < task.repeats; i++) repeatMs.push((await timed(build)).sample.ms);
+	const repeatDigests: string[] = [];
+	for (let i = 0; i < task.repeats; i++) {
+		const { value, sample } = await timed(build);
+		repeatMs.push(sample.ms);
+		// Digested at once, untimed: five contexts kept would weigh on the peak RSS.
+		if (task.check) repeatDigests.push(digestContext(value).digest);
+	}
 	const peakRssBytes = peakRss();
-	return {
+	const result: ContextResult = {
 		kind: "context",
 		open: openSample,
 		leafId,
@@ -253,6 +309,8 @@ async function context(task: Extract<Task, { kind: "context" }>): Promise<Contex
 		peakRssBytes,
 		context: digestContext(first.value),
 	};
+	if (task.check) result.repeatDigests = repeatDigests;
+	return result;
 }
 
 function listingPhase(sample: Sample, infos: readonly SessionInfo[]): ListPhase {
@@ -426,6 +484,8 @@ async function fork(task: Extract<Task, { kind: "fork" }>): Promise<ForkResult> 
 	let openSample: Sample;
 	let forkSample: Sample;
 	let forked: string | undefined;
+	/** The file the session writes to after the fork (both go on in the new one). */
+	let after: string | undefined;
 	if (task.impl === "pi16") {
 		const { SessionManager } = await importModule<Pi16Module>(task.modules.pi16);
 		const opened = await timed(() => SessionManager.open(copy));
@@ -433,6 +493,7 @@ async function fork(task: Extract<Task, { kind: "fork" }>): Promise<ForkResult> 
 		const done = await timed(() => opened.value.createBranchedSession(task.leafId));
 		forkSample = done.sample;
 		forked = done.value;
+		after = opened.value.getSessionFile();
 	} else {
 		const storage = createNodeStorage();
 		const opened = await timed(() => Session.open(storage, copy));
@@ -440,12 +501,15 @@ async function fork(task: Extract<Task, { kind: "fork" }>): Promise<ForkResult> 
 		const done = await timed(() => opened.value.createBranchedSession(task.leafId));
 		forkSample = done.sample;
 		forked = done.value;
+		after = opened.value.path;
 		await opened.value.close();
 	}
 	const result: ForkResult = { kind: "fork", open: openSample, fork: forkSample, answer: { count: 0, digest: "" } };
 	try {
 		if (!forked) throw new Error("createBranchedSession returned no file");
 		result.answer = digestForked(forked);
+		// The path returned, told by its directory under the work directory (its name holds a fresh id and time).
+		result.place = JSON.stringify([relative(task.workDir, dirname(forked)), after === forked]);
 	} catch (error) {
 		result.checkError = describeError(error);
 	}
@@ -470,6 +534,7 @@ async function migrate(task: Extract<Task, { kind: "migrate" }>): Promise<Migrat
 	if (backupPath !== undefined) result.backupPath = backupPath;
 	try {
 		result.answer = digestMigrated(copy);
+		if (backupPath !== undefined) result.backupIntact = readFileSync(backupPath).equals(readFileSync(task.path));
 	} catch (error) {
 		result.checkError = describeError(error);
 	}

@@ -19,7 +19,8 @@ export interface PiModules {
 
 export type Task =
 	| { kind: "open"; impl: OpenImpl; path: string; check: boolean; modules: PiModules }
-	| { kind: "context"; impl: ContextImpl; path: string; repeats: number; modules: PiModules }
+	/** With `check`, every call's answer is digested after the timings (the repeated ones too). */
+	| { kind: "context"; impl: ContextImpl; path: string; repeats: number; check: boolean; modules: PiModules }
 	| {
 			kind: "list";
 			impl: ListImpl;
@@ -66,6 +67,13 @@ export interface OpenResult {
 	context?: ContextDigest;
 	/** With `check`: its last 50 messages (ours lazy: the `contextPage({ last: 50 })` answer). */
 	last50?: ContextDigest;
+	/**
+	 * With `check`, after the timings: the whole answer: the header and every entry (as JSON, in file
+	 * order), each entry's label and the session's name (the floor's records: `entries` only).
+	 */
+	whole?: { entries: AnswerDigest; labels?: AnswerDigest; name?: string | null };
+	/** With `check`: the page's offset and the id of each message's entry (pi 1.6.0: from its projection). */
+	last50Place?: string;
 	/** With `check`: why the context could not be built (the open's figures still stand). */
 	checkError?: string;
 	/** Messages in the whole context, as the page reports them (ours lazy). */
@@ -87,6 +95,8 @@ export interface ContextResult {
 	repeatMs: number[];
 	peakRssBytes: number;
 	context: ContextDigest;
+	/** With `check`: the digest of each repeated call's context. */
+	repeatDigests?: string[];
 }
 
 export interface ListPhase extends Sample {
@@ -135,6 +145,8 @@ export interface ForkResult {
 	fork: Sample;
 	/** The new file's lines, its header without id and timestamp, the ids of the labels it made renumbered. */
 	answer: AnswerDigest;
+	/** The returned path's directory under the work directory, and whether the session now writes there. */
+	place?: string;
 	/** Why the answer could not be read (the figures still stand). */
 	checkError?: string;
 }
@@ -145,8 +157,9 @@ export interface MigrateResult {
 	migrate: Sample;
 	/** The migrated file's lines, every id replaced by the index of its entry. */
 	answer: AnswerDigest;
-	/** Ours: the backup the migration kept, if any. */
+	/** Ours: the backup the migration kept, if any, and whether it holds the v1 file's bytes. */
 	backupPath?: string;
+	backupIntact?: boolean;
 	checkError?: string;
 }
 

@@ -8,6 +8,7 @@
  */
 import { type EngineWorker, startEngineWorker } from "../../../adapters/worker.ts";
 import type { AgentMessage, Durability } from "../../../src/index.ts";
+import { appendedMessage, normalisedAppends, wholeDigest } from "./answers.ts";
 
 /** The storages of the bench worker (worker.ts). */
 export type StorageName = "opfs" | "memory" | "webaccess";
@@ -29,8 +30,16 @@ export interface Opened extends Answer {
 export interface Appended {
 	/** Each awaited `appendMessage`, ms, in order. */
 	times: number[];
-	/** The timestamp of the last message appended, to find it at the end of the file. */
-	lastTimestamp: number;
+	/** The page's count of the first message appended (answers.ts `appendedMessage` tells which it was). */
+	first: number;
+}
+
+/** A file after appends: its size, the SHA-256 of its bytes before the appends, and the lines after them. */
+export interface AppendedFile {
+	bytes: number;
+	prefixSha256: string;
+	/** The appended lines, normalised (answers.ts `normalisedAppends`), or what is wrong with them. */
+	lines: string[] | string;
 }
 
 /** The main thread while something ran (or nothing, for the idle baseline). */
@@ -48,8 +57,9 @@ export interface FrameReport {
 	longFrames: { duration: number; blockingDuration: number; scripts: string[] }[];
 	/** Progress callbacks of the open that reached the page. */
 	progressCalls: number;
-	/** The opened session's answer (when something was opened). */
+	/** The opened session's answer and handle (when something was opened). */
 	answer?: Answer;
+	handle?: string;
 }
 
 /** `hugeOpen`: a read-only (lazy) open watched from the main thread. */
@@ -90,8 +100,10 @@ export interface BenchPage {
 	answer(name: string, handle: string): Promise<Answer>;
 	/** `count` awaited appends of ~500-byte messages, timed one by one. */
 	appends(name: string, handle: string, count: number): Promise<Appended>;
-	/** The size of the file at `path` and the timestamp of its last line's message (null if it has none). */
-	tail(name: string, path: string): Promise<{ bytes: number; lastTimestamp: number | null }>;
+	/** A digest of everything the open session holds (answers.ts `wholeDigest`). */
+	whole(name: string, handle: string): Promise<string>;
+	/** The file at `path` read back, split at `prefixBytes` (its size before any append). */
+	appendedFile(name: string, path: string, prefixBytes: number): Promise<AppendedFile>;
 	close(name: string, handle: string): Promise<void>;
 	/** End a worker (closing its sessions first). */
 	terminate(name: string): Promise<void>;
@@ -109,9 +121,8 @@ export interface BenchPage {
 
 const workers = new Map<string, EngineWorker>();
 let messages: AgentMessage[] = [];
+/** Messages appended so far by the page (each gets a time of its own: answers.ts `appendedMessage`). */
 let nextMessage = 0;
-/** Timestamps of appended messages: distinct, increasing, after every timestamp of the sessions. */
-let clock = Date.UTC(2030, 0, 1);
 const blobs = new Map<string, Blob>();
 const progressText = document.getElementById("progress") as HTMLElement;
 
@@ -170,24 +181,31 @@ const bench: BenchPage = {
 		if (messages.length === 0) throw new Error("setMessages first");
 		const remote = engine(name);
 		const times: number[] = [];
+		const first = nextMessage;
 		for (let i = 0; i < count; i++) {
-			const message = { ...messages[nextMessage++ % messages.length], timestamp: ++clock } as AgentMessage;
+			const message = appendedMessage(messages, nextMessage++);
 			const start = performance.now();
 			await remote.appendMessage(handle, message);
 			times.push(performance.now() - start);
 		}
-		return { times, lastTimestamp: clock };
+		return { times, first };
 	},
-	async tail(name, path) {
+	async whole(name, handle) {
+		const [summary, roots] = await Promise.all([engine(name).summary(handle), engine(name).getTree(handle)]);
+		return wholeDigest(summary.header, summary.leafId, summary.name, roots);
+	},
+	async appendedFile(name, path, prefixBytes) {
 		const bytes = await engine(name).exportSessionFile(path);
-		const text = new TextDecoder().decode(bytes.subarray(Math.max(0, bytes.length - (256 << 10))));
-		const last = text.trimEnd().split("\n").at(-1) ?? "";
-		try {
-			const record = JSON.parse(last) as { message?: { timestamp?: number } };
-			return { bytes: bytes.length, lastTimestamp: record.message?.timestamp ?? null };
-		} catch {
-			return { bytes: bytes.length, lastTimestamp: null };
-		}
+		const prefix = await crypto.subtle.digest("SHA-256", bytes.subarray(0, prefixBytes));
+		const prefixSha256 = Array.from(new Uint8Array(prefix), (byte) => byte.toString(16).padStart(2, "0")).join("");
+		const rest = new TextDecoder().decode(bytes.subarray(prefixBytes));
+		const lines =
+			rest === ""
+				? []
+				: rest.endsWith("\n")
+					? normalisedAppends(rest.slice(0, -1).split("\n"))
+					: `the file does not end with a newline after ${prefixBytes} bytes`;
+		return { bytes: bytes.length, prefixSha256, lines };
 	},
 	close: (name, handle) => engine(name).close(handle),
 	async terminate(name) {
@@ -196,17 +214,17 @@ const bench: BenchPage = {
 		await worker?.terminate();
 	},
 	async frames(name, work) {
-		let answer: Answer | undefined;
+		let handle: string | undefined;
 		const { report } = await watchFrames(async (progress) => {
 			if ("idleMs" in work) await new Promise((resolve) => setTimeout(resolve, work.idleMs));
 			else {
 				const remote = engine(name);
 				await remote.importSessionFile(work.path, blob(work.url));
-				const { handle } = await remote.open(work.path, {}, progress);
-				answer = await answerOf(name, handle);
+				handle = (await remote.open(work.path, {}, progress)).handle;
 			}
 		});
-		return { ...report, answer };
+		// The answer once the frames are no longer watched.
+		return handle === undefined ? report : { ...report, answer: await answerOf(name, handle), handle };
 	},
 	unload(url) {
 		blobs.delete(url);
