@@ -6,6 +6,7 @@
  */
 import type { SessionEntry, SessionTreeNode } from "./entries.ts";
 import { EntryNotFoundError } from "./errors.ts";
+import { NodeTable } from "./node-table.ts";
 import { applyLabel, normalizeSessionName, type ResolvedLabel } from "./tree-labels.ts";
 
 /** One indexed entry. `depth` (0 for a root) sizes a branch before walking it. */
@@ -28,7 +29,7 @@ const NO_CHILDREN = Object.freeze([]) as unknown as IndexNode[];
  */
 export class TreeIndex {
 	readonly entries: SessionEntry[] = [];
-	readonly nodes: Map<string, IndexNode> = new Map();
+	readonly nodes: NodeTable<IndexNode> = new NodeTable();
 	readonly roots: IndexNode[] = [];
 	readonly labels: Map<string, ResolvedLabel> = new Map();
 	leaf: IndexNode | null = null;
@@ -39,10 +40,27 @@ export class TreeIndex {
 	#nameBeforeAppend: string | undefined;
 	#labelsBeforeAppend: [string, ResolvedLabel][] | undefined;
 
-	/** Index an entry (already in `entries`) under `parent`; it becomes the leaf. */
+	/**
+	 * A node for `entry` (already in `entries`), indexed by its id, not linked yet (see `attach`);
+	 * `undefined`, and nothing changes, when an earlier entry has the id. One lookup does both.
+	 */
+	claim(entry: SessionEntry): IndexNode | undefined {
+		const node: IndexNode = { entry, parent: null, children: NO_CHILDREN, depth: 0 };
+		return this.nodes.addIfAbsent(entry.id, node) === undefined ? node : undefined;
+	}
+
+	/** Index an entry (already in `entries`, its id not taken) under `parent`; it becomes the leaf. */
 	link(entry: SessionEntry, parent: IndexNode | null): void {
-		const node: IndexNode = { entry, parent, children: NO_CHILDREN, depth: parent ? parent.depth + 1 : 0 };
-		this.nodes.set(entry.id, node);
+		const node = this.claim(entry);
+		if (!node) throw new Error(`internal error: id ${entry.id} is already indexed`);
+		this.attach(node, parent);
+	}
+
+	/** Link a claimed node under `parent`; it becomes the leaf. */
+	attach(node: IndexNode, parent: IndexNode | null): void {
+		node.parent = parent;
+		node.depth = parent ? parent.depth + 1 : 0;
+		const entry = node.entry;
 		// Most entries have one child: an array made for it holds one slot, where a push would reserve 17.
 		if (parent) {
 			if (parent.children.length === 0) parent.children = [node];
@@ -72,7 +90,7 @@ export class TreeIndex {
 		}
 		this.#lastAppended = undefined;
 		this.entries.pop();
-		this.nodes.delete(last.id);
+		this.nodes.deleteLast(last.id);
 		(node.parent ? node.parent.children : this.roots).pop();
 		this.leaf = this.#leafBeforeAppend;
 		this.name = this.#nameBeforeAppend;

@@ -57,7 +57,8 @@ export class TreeLoader {
 		if (typeof id !== "string" || id === "") {
 			return this.#report(entry, position, location, "missing-id", "entry has no id; kept but not indexed");
 		}
-		if (index.nodes.has(id)) {
+		const node = index.claim(entry);
+		if (!node) {
 			const message = `id ${id} is already used by an earlier entry; kept but not indexed`;
 			return this.#report(entry, position, location, "duplicate-id", message);
 		}
@@ -93,7 +94,7 @@ export class TreeLoader {
 			}
 		}
 
-		index.link(entry, parent);
+		index.attach(node, parent);
 		return diagnostic;
 	}
 

@@ -1,0 +1,100 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { NodeTable } from "../src/node-table.ts";
+import { propertyRuns } from "./support/runs.ts";
+
+/** Ids as sessions have them: mostly 8 lowercase hex characters, some that only look close, some anything. */
+const idArbitrary = fc.oneof(
+	{ weight: 6, arbitrary: fc.stringMatching(/^[0-9a-f]{8}$/) },
+	// A small pool, so that ids repeat.
+	{ weight: 3, arbitrary: fc.constantFrom("00000000", "ffffffff", "deadbeef", "0000000a", "a0000000") },
+	{ weight: 1, arbitrary: fc.constantFrom("DEADBEEF", "deadbeeg", "deadbee", "deadbeef0", "", "__proto__") },
+	{ weight: 1, arbitrary: fc.uuid() },
+	{ weight: 1, arbitrary: fc.string({ maxLength: 9 }) },
+);
+
+type Op = { add: string } | { deleteLast: true };
+const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
+	{ weight: 8, arbitrary: idArbitrary.map((add) => ({ add })) },
+	{ weight: 1, arbitrary: fc.constant({ deleteLast: true as const }) },
+);
+
+describe("NodeTable", () => {
+	it("answers as a Map does: add unless taken, take back the last, get, has, size, values in order", () => {
+		fc.assert(
+			fc.property(
+				fc.array(opArbitrary, { maxLength: 300 }),
+				fc.array(idArbitrary, { maxLength: 20 }),
+				(ops, probes) => {
+					const table = new NodeTable<{ id: string; n: number }>();
+					const model = new Map<string, { id: string; n: number }>();
+					const added: string[] = [];
+					ops.forEach((op, n) => {
+						if ("add" in op) {
+							const value = { id: op.add, n };
+							const there = model.get(op.add);
+							expect(table.addIfAbsent(op.add, value)).toBe(there);
+							if (!there) {
+								model.set(op.add, value);
+								added.push(op.add);
+							}
+						} else {
+							const last = added.pop();
+							if (last === undefined) return;
+							table.deleteLast(last);
+							model.delete(last);
+						}
+					});
+					expect(table.size).toBe(model.size);
+					expect([...table.values()]).toEqual([...model.values()]);
+					for (const id of [...probes, ...added]) {
+						expect(table.get(id)).toBe(model.get(id));
+						expect(table.has(id)).toBe(model.has(id));
+					}
+				},
+			),
+			{ numRuns: propertyRuns(300) },
+		);
+	});
+
+	it("holds a quarter of a million ids through its growth, each found, none invented", () => {
+		const table = new NodeTable<number>();
+		// Sequential and seeded-looking keys alike: the hash must spread both.
+		const ids = Array.from({ length: 1 << 18 }, (_, n) =>
+			(n % 2 === 0 ? n : Math.imul(n, 2654435761) >>> 0).toString(16).padStart(8, "0"),
+		);
+		const unique = [...new Set(ids)];
+		// Counted, not asserted one by one: a quarter of a million expect() calls take seconds.
+		let refused = 0;
+		for (const [n, id] of unique.entries()) if (table.addIfAbsent(id, n) !== undefined) refused++;
+		expect(refused).toBe(0);
+		expect(table.size).toBe(unique.length);
+		let misplaced = 0;
+		for (const [n, id] of unique.entries()) if (table.get(id) !== n || !table.has(id)) misplaced++;
+		expect(misplaced).toBe(0);
+		expect(table.addIfAbsent(unique[12345] as string, -1)).toBe(12345);
+		const taken = new Set(unique);
+		const absent = Array.from({ length: 1000 }, (_, n) => (0xf0000000 + n * 7919).toString(16)).filter(
+			(id) => !taken.has(id),
+		);
+		expect(absent.length).toBeGreaterThan(900);
+		for (const id of absent) expect(table.get(id)).toBeUndefined();
+		// Taking back the last, then adding it again, leaves it found at the end.
+		const last = unique[unique.length - 1] as string;
+		table.deleteLast(last);
+		expect(table.has(last)).toBe(false);
+		expect(table.addIfAbsent(last, 7)).toBeUndefined();
+		expect(table.get(last)).toBe(7);
+	});
+
+	it("refuses to delete an id that was not added last", () => {
+		const table = new NodeTable<number>();
+		table.addIfAbsent("00000001", 1);
+		table.addIfAbsent("not-hex", 2);
+		expect(() => table.deleteLast("00000001")).toThrow(/only the id added last/);
+		table.deleteLast("not-hex");
+		expect(() => table.deleteLast("not-hex")).toThrow(/only the id added last/);
+		table.deleteLast("00000001");
+		expect(table.size).toBe(0);
+	});
+});
