@@ -400,14 +400,19 @@ export function fsPromisesStorage(
 	};
 
 	return {
-		readRange: (path, start, end) =>
+		readRange: (path, start, end, into) =>
 			guarded(path, async (real) => {
 				// Keyed by the file system's own name: two spellings of one file only miss a reuse.
-				if (readHandles) return readHandles.read(real, path, start, end);
+				if (readHandles) return readHandles.read(real, path, start, end, into);
 				const { handle, size } = await openRegular(fs, real, path, flags.read);
 				try {
 					// Size the buffer by what the file holds, not by the range asked for (which may be huge).
-					return await readInto(handle, unfilledBytes(Math.max(0, Math.min(end, size) - start)), start);
+					const length = Math.max(0, Math.min(end, size) - start);
+					return await readInto(
+						handle,
+						into && into.length >= length ? into.subarray(0, length) : unfilledBytes(length),
+						start,
+					);
 				} finally {
 					await handle.close();
 				}

@@ -65,9 +65,9 @@ export class ReadHandles {
 
 	/**
 	 * The bytes of `[start, end)` of the file at `real` (the file system's own name, which keys its handle),
-	 * fewer where the file ends before `end`.
+	 * fewer where the file ends before `end`; read into `into` when it is long enough (see `readRange`).
 	 */
-	async read(real: string, path: string, start: number, end: number): Promise<Uint8Array> {
+	async read(real: string, path: string, start: number, end: number, into?: Uint8Array): Promise<Uint8Array> {
 		const kept = this.#acquire(real, path, start);
 		kept.nextStart = end;
 		try {
@@ -80,7 +80,8 @@ export class ReadHandles {
 			}
 			kept.sizeIsFresh = false;
 			// Sized by what the file holds, not by the range asked for (which may be huge).
-			const buffer = this.#allocate(Math.max(0, Math.min(end, file.size) - start));
+			const length = Math.max(0, Math.min(end, file.size) - start);
+			const buffer = into && into.length >= length ? into.subarray(0, length) : this.#allocate(length);
 			return await readInto(file.handle, buffer, start);
 		} finally {
 			this.#release(real, kept);

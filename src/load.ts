@@ -253,7 +253,8 @@ export function* readSessionFile(path: string, options: ReadOptions = {}): Task<
 	let offset = 0;
 	for (;;) {
 		options.signal?.throwIfAborted();
-		const read = yield* io("readRange", path, offset, offset + chunkBytes);
+		// Nothing of a chunk is kept once the next is asked for (a line that goes on is copied): one buffer serves.
+		const read = yield* io("readReusing", path, offset, offset + chunkBytes);
 		// A plain view: a runtime's own subclass (Node's Buffer) makes each line's subarray cost more.
 		const chunk = new Uint8Array(read.buffer, read.byteOffset, read.byteLength);
 		if (chunk.length === 0) break;

@@ -14,21 +14,24 @@ const MiB = 1 << 20;
 /** The storage with every readRange logged (and, when `fail` says so, failed) before it answers. */
 function spied(storage: Storage, fail: (start: number) => boolean = () => false) {
 	const reads: string[] = [];
+	/** The buffers reads were asked to fill (`readReusing`'s). */
+	const into = new Set<Uint8Array>();
 	const spy: Storage = {
 		...storage,
-		readRange: async (path, start, end) => {
+		readRange: async (path, start, end, buffer) => {
 			reads.push(`${start / MiB}-${end / MiB}`);
+			if (buffer) into.add(buffer);
 			if (fail(start)) throw new Error(`injected failure at ${start}`);
-			return storage.readRange(path, start, end);
+			return storage.readRange(path, start, end, buffer);
 		},
 	};
-	return { spy, reads };
+	return { spy, reads, into };
 }
 
 async function fileOf(size: number): Promise<{ storage: Storage; bytes: Uint8Array }> {
 	const storage = await createMemoryStorage();
 	const bytes = new Uint8Array(size);
-	for (let index = 0; index < size; index++) bytes[index] = (index * 7) & 0xff;
+	for (let index = 0; index < size; index++) bytes[index] = (index * 7 + (index >>> 16)) & 0xff; // no period a range could hide in
 	await storage.mkdir("/d");
 	await storage.append("/d/f", bytes, false);
 	return { storage, bytes };
@@ -155,9 +158,11 @@ describe("reading ahead", () => {
 				}),
 			);
 		await storage.append("/s/a.jsonl", new TextEncoder().encode(`${lines.join("\n")}\n`), false);
-		const { spy, reads } = spied(storage);
+		const { spy, reads, into } = spied(storage);
 		const read = await runTask(asking(readSessionFile("/s/a.jsonl", { load: "lazy", index: true }), reads), spy);
 		expect(read && "tree" in read ? read.tree?.size : undefined).toBe(3000);
+		// Nothing of a range is kept once the next is asked for: two buffers serve every read.
+		expect(into.size).toBe(2);
 		const ranges = reads.filter((event) => !event.startsWith("asked"));
 		expect(ranges.length).toBe(4); // 3 MB in 1 MiB ranges, and the short one at the end
 		expect(new Set(ranges).size).toBe(ranges.length);
@@ -165,6 +170,76 @@ describe("reading ahead", () => {
 		expect(asked).toEqual(ranges.slice(0, 4));
 		for (const range of asked.slice(2)) expect(reads.indexOf(range)).toBeLessThan(reads.indexOf(`asked ${range}`));
 	});
+});
+
+describe("reads that reuse a buffer (readReusing)", () => {
+	/** Each range read with `readReusing`, copied at once (its buffer is the task's only until the next), and the buffers handed over. */
+	function* readReusing(
+		path: string,
+		ranges: readonly [number, number][],
+		statAfter = -1,
+	): Task<{ copies: Uint8Array[]; buffers: Set<ArrayBufferLike> }> {
+		const copies: Uint8Array[] = [];
+		const buffers = new Set<ArrayBufferLike>();
+		for (const [index, [start, end]] of ranges.entries()) {
+			const part = yield* io("readReusing", path, start, end);
+			copies.push(part.slice());
+			buffers.add(part.buffer);
+			if (index === statAfter) yield* io("stat", path);
+		}
+		return { copies, buffers };
+	}
+	const ranges = (from: number, to: number): [number, number][] =>
+		Array.from({ length: to - from }, (_, n) => [(from + n) * MiB, (from + n + 1) * MiB]);
+
+	it("take turns with two buffers, read ahead as other reads are, and hand over the bytes a fresh read gives", async () => {
+		const { storage, bytes } = await fileOf(6 * MiB + 5);
+		const into: boolean[] = [];
+		const spy: Storage = {
+			...storage,
+			readRange: (path, start, end, buffer) => {
+				into.push(buffer !== undefined);
+				return storage.readRange(path, start, end, buffer);
+			},
+		};
+		const { copies, buffers } = await runTask(readReusing("/d/f", ranges(0, 7)), spy);
+		expect(Buffer.compare(Buffer.concat(copies), bytes)).toBe(0);
+		expect(buffers.size).toBe(2);
+		expect(into.length).toBe(7); // each range once: all but the first two read ahead
+		expect(into.every(Boolean)).toBe(true);
+		// The same task stepped by hand (perform) or run synchronously reads fresh buffers, with the same bytes.
+		const plain = await runTask(readAll("/d/f", MiB), storage);
+		expect(Buffer.compare(Buffer.concat(plain), bytes)).toBe(0);
+	});
+
+	it.each([
+		["the jump to 4-5", [...ranges(0, 2), ...ranges(4, 8)], -1],
+		["a stat after 1-2", [...ranges(0, 2), ...ranges(4, 8)], 1],
+	] as const)(
+		"never hand over a buffer that a read ahead dropped by %s may still write into",
+		async (_, asked, statAfter) => {
+			const { storage, bytes } = await fileOf(8 * MiB);
+			// As a real read may: the read of 2-3 (read ahead after 1-2, then dropped) writes its buffer late, and
+			// the read of 6-7 (read ahead after 5-6) writes its buffer at once but answers later, after that late
+			// write. Were the dropped read's buffer used again, 6-7 would be handed 2-3's bytes.
+			const spy: Storage = {
+				...storage,
+				readRange: async (path, start, end, buffer) => {
+					const read = await storage.readRange(path, start, end);
+					if (buffer) buffer.set(read);
+					const answer = buffer ? buffer.subarray(0, read.length) : read;
+					if (start === 2 * MiB) await new Promise((resolve) => setTimeout(resolve, 60));
+					if (start === 2 * MiB && buffer) buffer.set(read); // the late write
+					if (start === 6 * MiB) await new Promise((resolve) => setTimeout(resolve, 150));
+					return answer;
+				},
+			};
+			const { copies } = await runTask(readReusing("/d/f", asked, statAfter), spy);
+			asked.forEach(([start, end], index) =>
+				expect(Buffer.compare(copies[index] as Uint8Array, bytes.subarray(start, end)), `range ${start / MiB}`).toBe(0),
+			);
+		},
+	);
 });
 
 describe("reading ahead a file that grows while it is read", () => {
@@ -212,7 +287,8 @@ function* asking<T>(task: Task<T>, log: string[]): Task<T> {
 	let step = task.next();
 	while (!step.done) {
 		const effect = step.value;
-		if (effect.op === "readRange") log.push(`asked ${effect.args[1] / MiB}-${effect.args[2] / MiB}`);
+		if (effect.op === "readRange" || effect.op === "readReusing")
+			log.push(`asked ${effect.args[1] / MiB}-${effect.args[2] / MiB}`);
 		let result: unknown;
 		try {
 			result = yield effect;

@@ -1,6 +1,6 @@
 /**
- * `readRange(path, start, end)`: whole and partial reads, ranges past the end, binary data and ranges
- * of several MiB.
+ * `readRange(path, start, end, into?)`: whole and partial reads, ranges past the end, binary data, ranges
+ * of several MiB, and reads into a buffer given.
  * @module
  */
 import { bytes, concat, MiB, pattern, type Suite, text } from "./support.ts";
@@ -41,6 +41,20 @@ export function readRangeTests(s: Suite): void {
 		test("an empty file reads as empty", async (c) => {
 			await c.storage.createExclusive(c.at("f"), [], false);
 			expect((await c.storage.readRange(c.at("f"), 0, 100)).length).toBe(0);
+		});
+		test("with a buffer to read into, the same bytes: the range's, fewer at the end, whether it is used or not", async (c) => {
+			const data = pattern(3 * MiB + 17, 5);
+			await c.storage.createExclusive(c.at("f"), [data], false);
+			const into = new Uint8Array(2 * MiB).fill(0xee);
+			expectBytes(await c.storage.readRange(c.at("f"), 0, MiB, into), data.subarray(0, MiB));
+			// Read again into the same buffer: nothing of the last read shows through.
+			expectBytes(
+				await c.storage.readRange(c.at("f"), MiB + 3, 2 * MiB + 3, into),
+				data.subarray(MiB + 3, 2 * MiB + 3),
+			);
+			expectBytes(await c.storage.readRange(c.at("f"), 3 * MiB, 4 * MiB, into), data.subarray(3 * MiB));
+			expect((await c.storage.readRange(c.at("f"), 4 * MiB, 5 * MiB, into)).length).toBe(0);
+			await expectStorageError(c.storage.readRange(c.at("missing"), 0, 10, into), "not-found", c.at("missing"));
 		});
 		test("a missing file fails with not-found, naming the path", async (c) => {
 			await expectStorageError(c.storage.readRange(c.at("missing"), 0, 10), "not-found", c.at("missing"));
