@@ -36,6 +36,12 @@ export interface OpenedForReading {
 
 interface Kept {
 	opened: Promise<OpenedForReading>;
+	/**
+	 * The file, once open: a read of it then goes to the I/O threads at once, in the call, instead of a
+	 * microtask later (after `await opened`), which for a read ahead was after the engine's work on the range
+	 * before it (a lazy open of 100 MB waited ~95 ms of its ~330 for reads asked for milliseconds earlier).
+	 */
+	file: OpenedForReading | undefined;
 	/** The size was looked at for the read now under way (by the open), so it need not be again. */
 	sizeIsFresh: boolean;
 	/** Where the last read asked of it ends: only a read that starts there (the next range) reuses it. */
@@ -71,7 +77,7 @@ export class ReadHandles {
 		const kept = this.#acquire(real, path, start);
 		kept.nextStart = end;
 		try {
-			const file = await kept.opened;
+			const file = kept.file ?? (await kept.opened);
 			// A range within the size seen needs no new look at it; past it, the file may have grown since.
 			if (end > file.size && !kept.sizeIsFresh) {
 				const stat = await file.handle.stat();
@@ -105,8 +111,21 @@ export class ReadHandles {
 			kept = undefined;
 		}
 		if (!kept) {
-			kept = { opened: this.#open(real, path), sizeIsFresh: true, nextStart: start, readers: 0, closing: undefined };
+			kept = {
+				opened: this.#open(real, path),
+				file: undefined,
+				sizeIsFresh: true,
+				nextStart: start,
+				readers: 0,
+				closing: undefined,
+			};
 			const opening = kept;
+			opening.opened.then(
+				(file) => {
+					opening.file = file;
+				},
+				() => undefined, // reported by the read that awaits it
+			);
 			// A failed open is not kept: the next read tries again.
 			opening.opened.catch(() => {
 				if (this.#kept.get(real) === opening) this.#kept.delete(real);

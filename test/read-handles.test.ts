@@ -64,6 +64,30 @@ describe("read handles kept across reads that follow one another", () => {
 		expect(plain.opens()).toBe(10);
 	});
 
+	it("a read of a kept handle reaches the file system in the call, not a microtask later (a read ahead is under way while the engine works)", async () => {
+		const path = join(dir, "a.txt");
+		await writeFile(path, "0123456789".repeat(10));
+		let reads = 0;
+		const counting: FsPromisesLike = {
+			...(fs as unknown as FsPromisesLike),
+			open: async (name, flags) => {
+				const handle = await fs.open(name, flags);
+				const read = handle.read.bind(handle) as (...args: unknown[]) => unknown;
+				(handle as unknown as { read: (...args: unknown[]) => unknown }).read = (...args) => {
+					reads++;
+					return read(...args);
+				};
+				return handle;
+			},
+		};
+		const storage = fsPromisesStorage(counting, (p) => p, { keepReadHandles: true });
+		expect(text(await storage.readRange(path, 0, 10))).toBe("0123456789");
+		expect(reads).toBe(1);
+		const next = storage.readRange(path, 10, 20);
+		expect(reads).toBe(2); // asked of the file system before this code goes on
+		expect(text(await next)).toBe("0123456789");
+	});
+
 	it("a read after a pause sees a file another program renamed over the path", async () => {
 		const path = join(dir, "a.txt");
 		await writeFile(path, "old content");
