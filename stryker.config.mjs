@@ -31,6 +31,7 @@ const config = {
 		"src/tree-load.ts",
 		"src/tree-append.ts",
 		"src/tree-labels.ts",
+		"src/node-table.ts",
 		"src/load.ts",
 		"src/lock-files.ts",
 		"src/writer-lock.ts",

@@ -13,6 +13,7 @@ const config: ViteUserConfig = defineConfig({
 			"test/context-walk.test.ts",
 			"test/migrate.test.ts",
 			"test/tree.test.ts",
+			"test/node-table.test.ts",
 			"test/session.test.ts",
 			"test/session-fixtures.test.ts",
 			"test/open-session.test.ts",

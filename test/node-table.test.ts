@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { NodeTable } from "../src/node-table.ts";
+import { hexKey, NodeTable } from "../src/node-table.ts";
+import { TreeIndex } from "../src/tree-index.ts";
 import { propertyRuns } from "./support/runs.ts";
 
 /** Ids as sessions have them: mostly 8 lowercase hex characters, some that only look close, some anything. */
@@ -87,6 +88,46 @@ describe("NodeTable", () => {
 		expect(table.get(last)).toBe(7);
 	});
 
+	it("keys only ids of 8 lowercase hex characters, each by its own number", () => {
+		expect(hexKey("00000000")).toBe(0);
+		expect(hexKey("deadbeef")).toBe(0xdeadbeef);
+		expect(hexKey("ffffffff")).toBe(0xffffffff);
+		expect(hexKey("01234567")).toBe(0x01234567);
+		expect(hexKey("89abcdef")).toBe(0x89abcdef);
+		expect(hexKey("0000000a")).toBe(10);
+		expect(hexKey("a0000000")).toBe(0xa0000000);
+		// Every digit and letter at every position, against the number's own hex.
+		for (let n = 0; n < 4096; n++) {
+			const key = (Math.imul(n, 2654435761) ^ n) >>> 0;
+			expect(hexKey(key.toString(16).padStart(8, "0"))).toBe(key);
+		}
+		for (const other of [
+			"DEADBEEF",
+			"deadbeeG",
+			"deadbee",
+			"deadbeef0",
+			"",
+			"dead beef",
+			"/0000000",
+			":0000000",
+			"`0000000",
+			"g0000000",
+			"-1234567",
+			"+1234567",
+		])
+			expect(hexKey(other), other).toBe(-1);
+	});
+
+	it("takes back the id added last whatever its number, 0 included", () => {
+		for (const id of ["00000000", "00000001", "ffffffff", "not-hex"]) {
+			const table = new NodeTable<string>();
+			table.addIfAbsent("12345678", "first");
+			table.addIfAbsent(id, "last");
+			table.deleteLast(id);
+			expect([table.size, table.has(id), table.get("12345678")], id).toEqual([1, false, "first"]);
+		}
+	});
+
 	it("refuses to delete an id that was not added last", () => {
 		const table = new NodeTable<number>();
 		table.addIfAbsent("00000001", 1);
@@ -96,5 +137,16 @@ describe("NodeTable", () => {
 		expect(() => table.deleteLast("not-hex")).toThrow(/only the id added last/);
 		table.deleteLast("00000001");
 		expect(table.size).toBe(0);
+	});
+});
+
+describe("TreeIndex", () => {
+	it("refuses to link an entry whose id is already indexed (the tree's appends draw ids not taken)", () => {
+		const index = new TreeIndex();
+		const entry = { type: "custom", customType: "x", id: "0000abcd", parentId: null, timestamp: "t" } as never;
+		index.entries.push(entry);
+		index.link(entry, null);
+		expect(() => index.link(entry, null)).toThrow("internal error: id 0000abcd is already indexed");
+		expect(index.nodes.size).toBe(1);
 	});
 });
