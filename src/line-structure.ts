@@ -420,6 +420,9 @@ function wasmLineWalk(): WasmLineWalk | undefined {
 /** The names of the walk's slots: the entry's keys, then the message's. */
 const SLOT_NAMES = [...TOP_NAMES, ...MESSAGE_NAMES];
 
+/** The value of the message slot of a line whose message is an object (what the walk tells of it). */
+const ENTERED_MESSAGE: Readonly<Record<string, never>> = Object.freeze({});
+
 /** The structural values of the line walked last, by slot; `undefined` where its key is absent. */
 const slotValues: unknown[] = SLOT_NAMES.map(() => undefined);
 
@@ -435,7 +438,8 @@ function valuesOfSpans(bytes: Uint8Array, { kinds, starts, ends }: WalkedSpans):
 		const end = ends[slot] as number;
 		// The message's keys count only inside a message object.
 		if (!kind || (slot >= TOP_NAMES.length && !entered)) slotValues[slot] = undefined;
-		else if (kind === VALUE_OBJECT) slotValues[slot] = {};
+		// The message is only entered (its keys are slots of their own): one object stands for every one.
+		else if (kind === VALUE_OBJECT) slotValues[slot] = slot === MESSAGE ? ENTERED_MESSAGE : {};
 		else if (kind === VALUE_STRING) slotValues[slot] = stringValue(bytes, start - 1, end, slot);
 		else if (kind === VALUE_ESCAPED) slotValues[slot] = stringValue(bytes, start, end - 1, slot);
 		else slotValues[slot] = scalarOf(bytes, start, end);
