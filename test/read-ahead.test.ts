@@ -235,9 +235,8 @@ describe("reads that reuse a buffer (readReusing)", () => {
 				},
 			};
 			const { copies } = await runTask(readReusing("/d/f", asked, statAfter), spy);
-			asked.forEach(([start, end], index) =>
-				expect(Buffer.compare(copies[index] as Uint8Array, bytes.subarray(start, end)), `range ${start / MiB}`).toBe(0),
-			);
+			for (const [index, [start, end]] of asked.entries())
+				expect(Buffer.compare(copies[index] as Uint8Array, bytes.subarray(start, end)), `range ${start / MiB}`).toBe(0);
 		},
 	);
 });
