@@ -282,6 +282,20 @@ describe("the owner of a lock", () => {
 			rmSync(dir, { recursive: true, force: true });
 		}
 	});
+
+	it.each([
+		["empty (left by a crash before its write)", ""],
+		["cut short", '{"pid":4242,"host":"he'],
+		["an owner without a token", JSON.stringify({ pid: 4242, host: "here", startedAt: 1 })],
+	])(
+		"a lock file that is %s names no owner: owner() is undefined, as for no file (not the unreadable state)",
+		async (_what, content) => {
+			const storage = await storageWith({ [LOCK]: content });
+			const locks = lockFiles(storage, identity);
+			expect((await locks.inspect(PATH)).state).toBe("unreadable");
+			expect(await locks.owner(PATH)).toBeUndefined();
+		},
+	);
 });
 
 describe("threads known dead", () => {

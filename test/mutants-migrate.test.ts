@@ -217,6 +217,17 @@ describe("tree-labels.ts", () => {
 		expect((branch[3] as CompactionEntry).firstKeptEntryId).toBe("l1");
 	});
 
+	it("a fork re-points a compaction's firstKeptEntryId only from a dropped label, not from an entry kept or an id of none", () => {
+		// No label counts as dropped before the branch's first entry, whatever the id: the last one is the
+		// text StrykerJS puts into an empty array literal (the list of labels dropped starts empty).
+		for (const keptFrom of ["m1", "gone0000", "", "Stryker was here"]) {
+			const branch = [message("m1", null), message("m2", "m1"), compaction("c1", "m2", keptFrom)];
+			const forked = forkOfBranch(branch, new Map());
+			expect(forked).toEqual(branch);
+			expect(forked[2]).toBe(branch[2]);
+		}
+	});
+
 	it("a fork re-points no field of another kind: only a compaction keeps from an entry", () => {
 		const odd = { type: "custom", customType: "x", id: "e1", parentId: "m2", timestamp: T, firstKeptEntryId: "l1" };
 		const branch = [message("m1", null), label("l1", "m1", "m1"), message("m2", "l1"), odd as SessionEntry];
