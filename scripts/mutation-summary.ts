@@ -66,7 +66,11 @@ function cells(row: string): string[] {
 			cell
 				.trim()
 				.replace(/\\\|/g, "|")
-				.replace(/^`` (.*) ``$|^`(.*)`$/s, (_, doubled: string | undefined, single: string) => doubled ?? single),
+				// A code span: one backtick each side, or a longer run and a space (so that the code may hold backticks).
+				.replace(
+					/^(``+) (.*) \1$|^`(.*)`$/s,
+					(_, _run, spaced: string | undefined, single: string) => spaced ?? single,
+				),
 		);
 }
 
