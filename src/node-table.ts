@@ -61,10 +61,14 @@ export class NodeTable<T> {
 			if (position !== undefined) return this.#values[position];
 			this.#others.set(id, this.#values.length);
 		} else {
-			if ((this.#keyed + 1) * 2 > this.#positions.length) this.#grow();
-			const slot = this.#slotOf(key);
+			let slot = this.#slotOf(key);
 			const position = this.#positions[slot] as number;
 			if (position !== FREE) return this.#values[position - 1];
+			// Doubled only to insert (a rehash places the keys anew: the one added last must be placed after it).
+			if ((this.#keyed + 1) * 2 > this.#positions.length) {
+				this.#grow();
+				slot = this.#slotOf(key);
+			}
 			this.#keys[slot] = key;
 			this.#positions[slot] = this.#values.length + 1;
 			this.#keyed++;

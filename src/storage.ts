@@ -90,8 +90,8 @@ export interface RunnerOps {
 	 */
 	statAll(paths: readonly string[]): (FileStat | null)[];
 	/**
-	 * `readRange`, into a buffer the runner keeps for the task (of `end - start` bytes: ask for bounded
-	 * ranges): the bytes are the task's only until its next operation. For a task that reads a big file range by range and keeps nothing of a range once it asks
+	 * `readRange`, into a buffer the runner keeps for the task (up to 8 MiB; a longer range is read as
+	 * `readRange` reads it): the bytes are the task's only until its next operation. For a task that reads a big file range by range and keeps nothing of a range once it asks
 	 * for the next (a lazy open): a new buffer per range costs an allocation, its page faults and the
 	 * collector's work (at 100 MB, ~40 ms of a ~330 ms open and 34 MB of peak RSS here).
 	 */
@@ -215,6 +215,9 @@ export async function pool<T, R>(
 /** Reads of at least this many bytes, one right after another, are read ahead. */
 const READ_AHEAD_MIN_BYTES = 256 << 10;
 
+/** The longest buffer `readReusing` keeps: a lazy open's longest range (see `fileChunkBytes` in load.ts). */
+const REUSED_BUFFER_MAX_BYTES = 8 << 20;
+
 /** A read started before the task asked for it; `slot`: the buffer it fills, when it reuses one. */
 interface AheadRead {
 	path: string;
@@ -294,12 +297,17 @@ class ReadAhead {
 		return ahead;
 	}
 
-	/** `readRange`, into the buffer of `slot` (made or grown to the range's length) when one is given. */
+	/**
+	 * `readRange`, into the buffer of `slot` when one is given: made or grown to the range's length, up to
+	 * `REUSED_BUFFER_MAX_BYTES` (a range may be far longer than the file: the storage then sizes a buffer of
+	 * its own by what the file holds, as it does without one).
+	 */
 	#readRange(path: string, start: number, end: number, slot: number | undefined): Promise<Uint8Array> {
 		if (slot === undefined) return this.#storage.readRange(path, start, end);
+		const length = Math.min(end - start, REUSED_BUFFER_MAX_BYTES);
 		let buffer = this.#buffers[slot];
-		if (!buffer || buffer.length < end - start) {
-			buffer = new Uint8Array(end - start);
+		if (!buffer || buffer.length < length) {
+			buffer = new Uint8Array(length);
 			this.#buffers[slot] = buffer;
 		}
 		return this.#storage.readRange(path, start, end, buffer);

@@ -128,6 +128,25 @@ describe("NodeTable", () => {
 		}
 	});
 
+	it("takes back the id added last even when an id already taken was offered at the table's doubling point", () => {
+		// Offering a taken id must not double the table: a doubling places every key anew, in slot order, and
+		// the one added last can then stand where a key placed after it probed past, so freeing its slot loses
+		// that key. Ids chosen by their hash (the table's multiplier inverted) to make it so: A and K share a
+		// home at the end of the 2,048-slot table (K wraps to slot 0), L, added last, is home at 0 (slot 1);
+		// doubled, K then L are placed first, and A wraps from the last slot over L's.
+		let inverse = 0x9e3779b1;
+		for (let step = 0; step < 5; step++) inverse = Math.imul(inverse, 2 - Math.imul(0x9e3779b1, inverse));
+		const idHashing = (hash: number) => (Math.imul(hash, inverse) >>> 0).toString(16).padStart(8, "0");
+		const fillers = Array.from({ length: 1021 }, (_, n) => idHashing((200 + n) << 21));
+		const [a, k, l] = [idHashing(0xfff00000), idHashing(0xfff00001), idHashing(5)] as [string, string, string];
+		const table = new NodeTable<string>();
+		for (const id of [...fillers.slice(0, 600), a, k, ...fillers.slice(600), l]) table.addIfAbsent(id, id);
+		expect(table.addIfAbsent(a, "again")).toBe(a);
+		table.deleteLast(l);
+		expect([table.get(a), table.get(k), table.has(l), table.size]).toEqual([a, k, false, 1023]);
+		expect(fillers.filter((id) => table.get(id) !== id)).toEqual([]);
+	});
+
 	it("refuses to delete an id that was not added last", () => {
 		const table = new NodeTable<number>();
 		table.addIfAbsent("00000001", 1);

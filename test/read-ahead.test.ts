@@ -212,6 +212,20 @@ describe("reads that reuse a buffer (readReusing)", () => {
 		expect(Buffer.compare(Buffer.concat(plain), bytes)).toBe(0);
 	});
 
+	it("read a range far longer than the file (a chunk size of Infinity) as the file holds it", async () => {
+		const { storage, bytes } = await fileOf(3 * MiB + 5);
+		const read = await runTask(
+			(function* () {
+				const whole = (yield* io("readReusing", "/d/f", 0, Number.POSITIVE_INFINITY)).slice();
+				const rest = yield* io("readReusing", "/d/f", 1, 2 ** 40);
+				return [whole, rest.slice()];
+			})(),
+			storage,
+		);
+		expect(Buffer.compare(read[0] as Uint8Array, bytes)).toBe(0);
+		expect(Buffer.compare(read[1] as Uint8Array, bytes.subarray(1))).toBe(0);
+	});
+
 	it.each([
 		["the jump to 4-5", [...ranges(0, 2), ...ranges(4, 8)], -1],
 		["a stat after 1-2", [...ranges(0, 2), ...ranges(4, 8)], 1],
