@@ -259,6 +259,19 @@ describe("load.ts: readSessionFile, what is kept of a session", () => {
 	});
 });
 
+describe("load.ts: readSessionFile, indexing as it reads", () => {
+	it("a tree's diagnostic quotes the entry's line as written, not the entry as JSON would write it again", () => {
+		// Spaces after the colons: JSON.stringify of the entry would drop them.
+		const orphan = '{"type": "custom", "customType": "x", "data": "d", "id": "b", "parentId": "zz", "timestamp": "t"}';
+		const content = `${header()}\n${custom("a", null)}\n${orphan}\n`;
+		const result = read(content, { index: true });
+		const diagnostics = result.tree?.diagnostics ?? [];
+		expect(diagnostics.map((diagnostic) => [diagnostic.reason, diagnostic.line, diagnostic.excerpt])).toEqual([
+			["missing-parent", 3, `${orphan.slice(0, 80)}…`],
+		]);
+	});
+});
+
 describe("load.ts: readSessionHeader", () => {
 	it("returns the header of a file that is one unterminated line, up to exactly the limit", () => {
 		expect(headerOf(header())).toEqual(JSON.parse(header()));
