@@ -235,7 +235,8 @@ describe("a lazy open", () => {
 		// The property is about deferred entries: at least one a case on average (seen here: 5-6 a case, 21-88
 		// in 12 cases, ~330 in 60; the bound was 200 in 60 and failed the mutation run's 12 cases at 21).
 		expect(deferred).toBeGreaterThanOrEqual(runs);
-	}, 120_000);
+		// 1-13 s alone; 124 s once while a mutation run shared the two cores.
+	}, 300_000);
 
 	it("takes appends, branches and a fork as a full one, and reads the same after a reopen", async () => {
 		await fc.assert(
