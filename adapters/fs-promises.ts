@@ -5,7 +5,7 @@
  */
 import type { DirEntry, FileStat, Storage } from "../src/storage.ts";
 import { notAFileError, StorageError, sizeChangedError, temporaryName } from "../src/storage.ts";
-import { ReadHandles, readInto } from "./read-handles.ts";
+import { bufferFor, ReadHandles, readInto } from "./read-handles.ts";
 
 export { temporaryName };
 
@@ -407,10 +407,9 @@ export function fsPromisesStorage(
 				const { handle, size } = await openRegular(fs, real, path, flags.read);
 				try {
 					// Size the buffer by what the file holds, not by the range asked for (which may be huge).
-					const length = Math.max(0, Math.min(end, size) - start);
 					return await readInto(
 						handle,
-						into && into.length >= length ? into.subarray(0, length) : unfilledBytes(length),
+						bufferFor(Math.max(0, Math.min(end, size) - start), into, unfilledBytes),
 						start,
 					);
 				} finally {

@@ -86,9 +86,11 @@ export class ReadHandles {
 			}
 			kept.sizeIsFresh = false;
 			// Sized by what the file holds, not by the range asked for (which may be huge).
-			const length = Math.max(0, Math.min(end, file.size) - start);
-			const buffer = into && into.length >= length ? into.subarray(0, length) : this.#allocate(length);
-			return await readInto(file.handle, buffer, start);
+			return await readInto(
+				file.handle,
+				bufferFor(Math.max(0, Math.min(end, file.size) - start), into, this.#allocate),
+				start,
+			);
 		} finally {
 			this.#release(real, kept);
 		}
@@ -124,12 +126,11 @@ export class ReadHandles {
 				(file) => {
 					opening.file = file;
 				},
-				() => undefined, // reported by the read that awaits it
+				() => {
+					// A failed open is not kept: the next read tries again (the read awaiting it reports it).
+					if (this.#kept.get(real) === opening) this.#kept.delete(real);
+				},
 			);
-			// A failed open is not kept: the next read tries again.
-			opening.opened.catch(() => {
-				if (this.#kept.get(real) === opening) this.#kept.delete(real);
-			});
 			this.#kept.set(real, kept);
 		}
 		clearTimeout(kept.closing);
@@ -153,6 +154,15 @@ export class ReadHandles {
 			}
 		}, 0);
 	}
+}
+
+/** A buffer of `length` bytes for a read to fill: a view of `into` when it is long enough, else a new one. */
+export function bufferFor(
+	length: number,
+	into: Uint8Array | undefined,
+	allocate: (length: number) => Uint8Array,
+): Uint8Array {
+	return into && into.length >= length ? into.subarray(0, length) : allocate(length);
 }
 
 /** Fill `buffer` from `position` on; the part past the end of the file is zeroed and cut off. */

@@ -40,8 +40,8 @@ export interface DirEntry {
  */
 export interface StorageOps {
 	/**
-	 * Bytes `[start, end)` of a file; fewer at its end. `not-found` if there is no such file. With `into` (at
-	 * least `end - start` bytes), the storage may read into it and return a view of it, sparing a new buffer
+	 * Bytes `[start, end)` of a file; fewer at its end. `not-found` if there is no such file. With `into`, the
+	 * storage may read into it, when it holds the bytes to read, and return a view of it, sparing a new buffer
 	 * (the caller does not touch it until the read has settled); a storage may as well ignore it.
 	 */
 	readRange(path: string, start: number, end: number, into?: Uint8Array): Uint8Array;
@@ -91,9 +91,10 @@ export interface RunnerOps {
 	statAll(paths: readonly string[]): (FileStat | null)[];
 	/**
 	 * `readRange`, into a buffer the runner keeps for the task (up to 8 MiB; a longer range is read as
-	 * `readRange` reads it): the bytes are the task's only until its next operation. For a task that reads a big file range by range and keeps nothing of a range once it asks
-	 * for the next (a lazy open): a new buffer per range costs an allocation, its page faults and the
-	 * collector's work (at 100 MB, ~40 ms of a ~330 ms open and 34 MB of peak RSS here).
+	 * `readRange` reads it): the bytes are the task's only until its next operation. For a task that reads a
+	 * big file range by range and keeps nothing of a range once it asks for the next (a lazy open): a new
+	 * buffer per range costs an allocation, its page faults and the collector's work (at 100 MB, ~40 ms of
+	 * a ~330 ms open and 34 MB of peak RSS here).
 	 */
 	readReusing(path: string, start: number, end: number): Uint8Array;
 }
@@ -253,21 +254,16 @@ class ReadAhead {
 	}
 
 	async read([path, start, end]: Args<"readRange">, reuse: boolean): Promise<Uint8Array> {
-		const ahead = this.#dropAhead();
+		const ahead = this.#takeAhead(
+			(read) => read.path === path && read.start === start && end <= read.end && reuse === (read.slot !== undefined),
+		);
 		const trim = (read: Uint8Array) => (read.length > end - start ? read.subarray(0, end - start) : read);
 		let bytes: Uint8Array;
-		if (
-			ahead &&
-			ahead.path === path &&
-			ahead.start === start &&
-			end <= ahead.end &&
-			reuse === (ahead.slot !== undefined)
-		) {
+		if (ahead) {
 			if (ahead.slot !== undefined) this.#held = ahead.slot;
 			// Its failure is not reported: asked again (its buffer is free once it has failed).
 			bytes = await ahead.bytes.then(trim, () => this.#readRange(path, start, end, ahead.slot));
 		} else {
-			if (ahead?.slot !== undefined) this.#buffers[ahead.slot] = undefined;
 			// The buffer the task held is free: it asked for another operation.
 			bytes = await this.#readRange(path, start, end, reuse ? this.#held : undefined);
 		}
@@ -285,16 +281,21 @@ class ReadAhead {
 	}
 
 	other(operation: () => Promise<unknown>): Promise<unknown> {
-		const ahead = this.#dropAhead();
-		if (ahead?.slot !== undefined) this.#buffers[ahead.slot] = undefined;
+		this.#takeAhead(() => false);
 		this.#last = undefined;
 		return operation();
 	}
 
-	#dropAhead(): AheadRead | undefined {
+	/**
+	 * The read ahead, when it `matches` what the task asks for now; any other is dropped, and its buffer with
+	 * it (it may still be filling it).
+	 */
+	#takeAhead(matches: (ahead: AheadRead) => boolean): AheadRead | undefined {
 		const ahead = this.#ahead;
 		this.#ahead = undefined;
-		return ahead;
+		if (!ahead || matches(ahead)) return ahead;
+		if (ahead.slot !== undefined) this.#buffers[ahead.slot] = undefined;
+		return undefined;
 	}
 
 	/**
