@@ -65,25 +65,27 @@ afterAll(() => {
 
 /** pi 1.6.0's context of a leaf of a file (read from a copy: pi migrates an old file where it lies). */
 function piContext(path: string, leafId?: string): unknown {
-	const copy = join(mkdtempSync(join(tmpdir(), "pi16-context-")), "copy.jsonl");
+	const dir = mkdtempSync(join(tmpdir(), "pi16-context-"));
+	const copy = join(dir, "copy.jsonl");
 	writeFileSync(copy, readFileSync(path));
 	try {
 		const manager = pi16.SessionManager.open(copy);
 		if (leafId === undefined) return JSON.parse(JSON.stringify(manager.buildSessionContext()));
 		return JSON.parse(JSON.stringify(pi16.buildSessionContext(manager.getEntries(), leafId)));
 	} finally {
-		rmSync(copy, { force: true });
+		rmSync(dir, { recursive: true, force: true });
 	}
 }
 
 /** Entries of a file as pi 1.6.0 reads them (migrated). */
 function piEntries(path: string): SessionEntry[] {
-	const copy = join(mkdtempSync(join(tmpdir(), "pi16-entries-")), "copy.jsonl");
+	const dir = mkdtempSync(join(tmpdir(), "pi16-entries-"));
+	const copy = join(dir, "copy.jsonl");
 	writeFileSync(copy, readFileSync(path));
 	try {
 		return pi16.SessionManager.open(copy).getEntries();
 	} finally {
-		rmSync(copy, { force: true });
+		rmSync(dir, { recursive: true, force: true });
 	}
 }
 

@@ -14,14 +14,15 @@ import {
 	readdirSync,
 	readFileSync,
 	renameSync,
+	rmSync,
 	statSync,
 	symlinkSync,
 	utimesSync,
 	writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultSessionDir, sessionsRoot } from "../src/paths.ts";
 import { ROOT, RUNTIMES, type Runtime, runCli } from "./support/cli.ts";
 import type { ProbePaths } from "./support/special-files-probe.ts";
@@ -49,6 +50,7 @@ function makeSocket(path: string): boolean {
 	if (spawnSync(process.execPath, ["-e", script], { timeout: 10_000 }).status !== 0) return false;
 	if (!lstatSync(short, { throwIfNoEntry: false })?.isSocket()) return false;
 	renameSync(short, path);
+	rmSync(dirname(short), { recursive: true, force: true });
 	return true;
 }
 
@@ -71,9 +73,16 @@ interface Scene extends ProbePaths {
 	contents: Map<string, string>;
 }
 
+/** Every scene's directory, removed when the file's tests are done. */
+const sceneRoots: string[] = [];
+afterAll(() => {
+	for (const root of sceneRoots) rmSync(root, { recursive: true, force: true });
+});
+
 /** A fresh agent directory: three real sessions and the special files, newer than all of them. */
 function makeScene(): Scene {
 	const root = mkdtempSync(join(tmpdir(), "pi-special-"));
+	sceneRoots.push(root);
 	const agentDir = join(root, "agent");
 	const cwd = join(root, "project");
 	mkdirSync(cwd);

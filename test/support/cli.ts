@@ -3,7 +3,7 @@
  * Deno, in a home without pi sessions unless the test gives one, without colour.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -41,7 +41,11 @@ let emptyHome: string | undefined;
 
 /** A home directory with nothing in it, made once per test process. */
 export function emptyHomeDir(): string {
-	emptyHome ??= mkdtempSync(join(tmpdir(), "pi-sessions-home-"));
+	if (emptyHome === undefined) {
+		const home = mkdtempSync(join(tmpdir(), "pi-sessions-home-"));
+		process.once("exit", () => rmSync(home, { recursive: true, force: true }));
+		emptyHome = home;
+	}
 	return emptyHome;
 }
 
