@@ -102,6 +102,8 @@ export class NodeTable<T> {
 	}
 
 	#positionOf(id: string): number {
+		// A caller without types may ask for anything (an entry of a damaged file has no id): no string, no value.
+		if (typeof id !== "string") return -1;
 		const key = hexKey(id);
 		if (key < 0) return this.#others.get(id) ?? -1;
 		return (this.#positions[this.#slotOf(key)] as number) - 1;

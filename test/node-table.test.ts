@@ -147,6 +147,15 @@ describe("NodeTable", () => {
 		expect(fillers.filter((id) => table.get(id) !== id)).toEqual([]);
 	});
 
+	it("finds nothing under what is not a string (an entry of a damaged file has no id), as a Map does", () => {
+		const table = new NodeTable<number>();
+		table.addIfAbsent("00000001", 1);
+		table.addIfAbsent("not-hex", 2);
+		for (const other of [undefined, null, 1, {}, ["00000001"]] as unknown as string[]) {
+			expect([table.get(other), table.has(other)], String(other)).toEqual([undefined, false]);
+		}
+	});
+
 	it("refuses to delete an id that was not added last", () => {
 		const table = new NodeTable<number>();
 		table.addIfAbsent("00000001", 1);

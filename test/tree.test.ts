@@ -330,6 +330,10 @@ describe("malformed trees are handled deterministically and reported", () => {
 		for (const id of reachable) expect(rootEntries.has(tree.getBranch(id)[0] as SessionEntry)).toBe(true);
 		expect(reachable.size).toBe(new Set(entries.map((e) => e.id).filter((id) => typeof id === "string")).size);
 		expect(tree.buildSessionContext()).toBeDefined();
+		// Asked by the id it does not have (a caller without types), an entry not indexed is not found.
+		for (const { id } of entries.filter((e) => typeof e.id !== "string")) {
+			expect([tree.getEntry(id), tree.getParentId(id), tree.getChildren(id)]).toEqual([undefined, undefined, []]);
+		}
 	});
 
 	it("the cycle diagnostic names the line", () => {
