@@ -26,6 +26,7 @@ import { SessionManager as Pi073SessionManager } from "@mariozechner/pi-coding-a
 import { createNodeStorage } from "../adapters/node.ts";
 import { startEngineWorker } from "../adapters/worker.ts";
 import { SessionManager as Pi16SessionManager } from "../node_modules/pi-coding-agent-1.6/dist/core/session-manager.js";
+import { sessionOfHandle } from "../src/engine.ts";
 import {
 	type ContextPage,
 	type ContextPageRequest,
@@ -39,7 +40,6 @@ import {
 	type SessionSummary,
 	sessionFileName,
 } from "../src/index.ts";
-import { sessionOfHandle } from "../src/engine.ts";
 import { listingCatalogPath } from "../src/listing-catalog.ts";
 import { generateLinearSession } from "./generate.ts";
 import { ensureInput } from "./scale-inputs.ts";
