@@ -6,8 +6,9 @@
  */
 import type { SessionHeader } from "./entries.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "./jsonl.ts";
-import { type CatalogRow, loadCatalog, saveCatalog } from "./listing-catalog.ts";
+import { type CatalogRow, saveCatalog } from "./listing-catalog.ts";
 import { listFile, listingFromRow } from "./listing-file.ts";
+import { catalogFor, keepWritten } from "./listing-resident.ts";
 import {
 	emptyListingState,
 	foldValue,
@@ -18,7 +19,7 @@ import {
 } from "./listing-summary.ts";
 import { HeaderTooLongError, readSessionFile, readSessionHeader } from "./load.ts";
 import { joinPath, sessionIdOfFileName, validateSessionId } from "./paths.ts";
-import { type FileStat, io, pool, runTask, STATS_AT_ONCE, type Storage, type Task } from "./storage.ts";
+import { type FileStat, io, pool, ReadBuffers, runTask, STATS_AT_ONCE, type Storage, type Task } from "./storage.ts";
 
 export type { SessionInfo, SkippedLine };
 
@@ -63,6 +64,13 @@ export interface ListOptions {
 	 * from where their row stopped. Unset: every file is read. The catalog is a cache: a damaged one is rebuilt.
 	 */
 	catalog?: string;
+	/**
+	 * Keep the catalog in memory once read or written (default true): the next listing in this process with
+	 * the same storage, catalog and scope then reads only `stat`s while neither of the catalog's files
+	 * changes (a text decoded once is not decoded again). It holds about what the listing's rows hold, for
+	 * as long as the storage object lives; false reads the catalog's files every time and keeps nothing.
+	 */
+	keepCatalogInMemory?: boolean;
 	/**
 	 * Only the sessions this accepts are listed (and published as progress): applied before the sessions are
 	 * ordered, as pi 1.6's `list` filters by working directory before it sorts.
@@ -256,9 +264,14 @@ function lineLimitOf(limit: number | undefined): number {
 	return Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.floor(limit)));
 }
 
+/**
+ * List `files` by `options`. `inScope` tells the catalog rows this listing renews (its `scope`, in words:
+ * a listing of another scope does not take the rows of this one kept in memory).
+ */
 async function listFiles(
 	storage: Storage,
 	files: string[],
+	scope: string,
 	inScope: (path: string) => boolean,
 	options: ListOptions,
 	order: FileOrder,
@@ -269,9 +282,10 @@ async function listFiles(
 	const maxLineBytes = lineLimitOf(options.maxLineBytes);
 	// With a catalog most files need only their `stat`: they are all taken (many at once) while the catalog
 	// is read, and only the files whose rows do not serve are read (`concurrency` at once).
+	const keep = options.keepCatalogInMemory ?? true;
 	const [catalog, stats] = options.catalog
 		? await Promise.all([
-				runTask(loadCatalog(options.catalog, inScope), storage),
+				catalogFor(storage, options.catalog, scope, inScope, keep),
 				pool(files, STATS_AT_ONCE, (path) => storage.stat(path).catch(() => null)),
 			])
 		: [undefined, undefined];
@@ -281,15 +295,26 @@ async function listFiles(
 	const found: SessionInfo[] = [];
 	let loaded = 0;
 	const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8) || 8);
+	// Read buffers, one pair for each file being read at once (taken back when it is done): a listing of a
+	// thousand files allocates a few, where a pair per file made a thousand to collect (and its peak RSS).
+	const freeBuffers: ReadBuffers[] = [];
 	const listed = await pool(files, concurrency, async (path, index) => {
 		options.signal?.throwIfAborted();
 		const previous = catalog?.rows.get(path);
 		const stat: FileStat | null | undefined = stats?.[index];
 		let listing = stat ? listingFromRow(path, stat, previous, textLimit, maxLineBytes) : undefined;
-		listing ??= await runTask(
-			listFile(path, previous, textLimit, options.signal, stat, catalog !== undefined, maxLineBytes),
-			storage,
-		);
+		if (!listing) {
+			const buffers = freeBuffers.pop() ?? new ReadBuffers();
+			try {
+				listing = await runTask(
+					listFile(path, previous, textLimit, options.signal, stat, catalog !== undefined, maxLineBytes),
+					storage,
+					buffers,
+				);
+			} finally {
+				freeBuffers.push(buffers);
+			}
+		}
 		const { row } = listing;
 		if (row) rows.push(row);
 		if (row !== previous) changed = true;
@@ -312,7 +337,10 @@ async function listFiles(
 		const listed = new Set(files);
 		for (const path of catalog.rows.keys()) if (inScope(path) && !listed.has(path)) changed = true;
 		options.signal?.throwIfAborted();
-		if (changed) await runTask(saveCatalog(options.catalog, catalog, rows, inScope), storage);
+		if (changed) {
+			const written = await runTask(saveCatalog(options.catalog, catalog, rows, inScope), storage);
+			await keepWritten(storage, options.catalog, scope, written, keep);
+		}
 	}
 	return inPiOrder(listed, order);
 }
@@ -331,7 +359,7 @@ function dirPrefix(dir: string): string {
 export async function listSessions(storage: Storage, dir: string, options: ListOptions = {}): Promise<SessionInfo[]> {
 	const prefix = dirPrefix(dir);
 	const inDir = (path: string) => path.startsWith(prefix) && !path.includes("/", prefix.length);
-	return listFiles(storage, await runTask(jsonlFiles(dir), storage), inDir, options, "name");
+	return listFiles(storage, await runTask(jsonlFiles(dir), storage), `directory ${prefix}`, inDir, options, "name");
 }
 
 /**
@@ -352,5 +380,5 @@ export async function listAllSessions(
 		if (isDirectory) files.push(...(await runTask(jsonlFiles(dir), storage)));
 	}
 	const prefix = dirPrefix(sessionsRoot);
-	return listFiles(storage, files, (path) => path.startsWith(prefix), options, "file-time");
+	return listFiles(storage, files, `all ${prefix}`, (path) => path.startsWith(prefix), options, "file-time");
 }

@@ -461,14 +461,16 @@ const SLACK_BYTES = 1 << 20;
  * Write the catalog: `ours` (the rows of what was just listed, `inScope`) over the rows of the other
  * files as the file holds them now (another listing may have written it since `loaded` was read). New
  * texts are appended to the texts file, or the texts file is written again with only the texts in use.
- * Best effort, as befits a cache: a catalog that cannot be written is left as it is.
+ * Best effort, as befits a cache: a catalog that cannot be written is left as it is (`undefined` then).
+ * Gives the catalog as written: `ours` as its rows (those whose texts it holds), every row as stored,
+ * and the versions of the two files once written.
  */
 export function* saveCatalog(
 	path: string,
 	loaded: LoadedCatalog,
 	ours: Iterable<CatalogRow>,
 	inScope: (path: string) => boolean,
-): Task<void> {
+): Task<LoadedCatalog | undefined> {
 	try {
 		const stat = yield* io("stat", path);
 		const unchanged =
@@ -476,12 +478,14 @@ export function* saveCatalog(
 				? loaded.version === null
 				: stat.size === loaded.version?.size && stat.mtimeMs === loaded.version.mtimeMs;
 		const current = unchanged ? loaded.stored : (yield* readCatalogFile(path)).stored;
-		const kept: StoredRow[] = [];
-		for (const row of current.values()) if (!inScope(row.path)) kept.push(row);
+		const others: StoredRow[] = [];
+		for (const row of current.values()) if (!inScope(row.path)) others.push(row);
+		/** Our rows the file holds already (written again as stored), and those whose texts it does not. */
+		const keptOurs: [CatalogRow, StoredRow][] = [];
 		const fresh: CatalogRow[] = [];
 		for (const row of ours) {
 			const stored = loaded.storedOf.get(row);
-			if (stored) kept.push(stored);
+			if (stored) keptOurs.push([row, stored]);
 			else fresh.push(row);
 		}
 		const textsPath = textsPathOf(path);
@@ -489,16 +493,20 @@ export function* saveCatalog(
 		const textsSize = textsStat?.isFile ? textsStat.size : null;
 		const appendAt = textsSize ?? 0;
 		const appended = new TextWriter(appendAt);
-		const rows = fresh.map((row) => storeRow(row, appended));
+		const storedOf = new Map<CatalogRow, StoredRow>();
+		for (const row of fresh) storedOf.set(row, storeRow(row, appended));
 		let live = appended.length;
-		for (const row of kept) for (const ref of refsOf(row)) live += spanOf(ref);
+		for (const row of [...others, ...keptOurs.map(([, stored]) => stored)])
+			for (const ref of refsOf(row)) live += spanOf(ref);
 		yield* io("mkdir", dirname(path));
 		/** The texts file as we leave it, if every text we name in it is surely where we say. */
 		let vouch: FileVersion | undefined;
+		let written: StoredRow[];
 		if (textsSize !== null && appendAt + appended.length <= 2 * live + SLACK_BYTES) {
 			const bytes = concat(appended.chunks, appended.length);
 			if (fresh.length > 0) yield* io("append", textsPath, bytes, false);
-			rows.push(...kept);
+			for (const [row, stored] of keptOurs) storedOf.set(row, stored);
+			written = [...storedOf.values(), ...others];
 			// The texts of the rows kept are where they say if the file is still the one vouched for when they
 			// were read (it only grew since); ours, if they read back where we say.
 			const wasVouched =
@@ -507,25 +515,40 @@ export function* saveCatalog(
 				!!textsStat &&
 				loaded.texts.size === textsStat.size &&
 				sameModificationTime(loaded.texts.mtimeMs, textsStat.mtimeMs);
-			if (kept.length === 0 || wasVouched) vouch = yield* confirmed(textsPath, appendAt, [bytes]);
+			if (others.length + keptOurs.length === 0 || wasVouched) vouch = yield* confirmed(textsPath, appendAt, [bytes]);
 		} else {
 			// Written again: the texts of the rows kept (those still sound), then the new ones.
 			const old = textsSize ? yield* io("readRange", textsPath, 0, textsSize) : new Uint8Array(0);
 			const writer = new TextWriter(0);
-			const again: StoredRow[] = [];
-			for (const row of kept) {
+			storedOf.clear();
+			const movedOthers: StoredRow[] = [];
+			for (const row of others) {
 				const moved = moveTexts(row, old, writer);
-				if (moved) again.push(moved);
+				if (moved) movedOthers.push(moved);
 			}
-			for (const row of fresh) again.push(storeRow(row, writer));
+			for (const [row, stored] of keptOurs) {
+				const moved = moveTexts(stored, old, writer);
+				if (moved) storedOf.set(row, moved);
+			}
+			for (const row of fresh) storedOf.set(row, storeRow(row, writer));
 			yield* io("replace", textsPath, writer.chunks);
-			rows.length = 0;
-			rows.push(...again);
+			written = [...movedOthers, ...storedOf.values()];
 			vouch = yield* confirmed(textsPath, 0, writer.chunks);
 		}
-		yield* io("replace", path, encodeCatalog(rows, vouch));
+		yield* io("replace", path, encodeCatalog(written, vouch));
+		const version = yield* io("stat", path);
+		const rows = new Map([...storedOf.keys()].map((row) => [row.path, row] as const));
+		const stored = new Map(written.map((row) => [row.path, row] as const));
+		return {
+			rows,
+			stored,
+			storedOf,
+			version: version && { size: version.size, mtimeMs: version.mtimeMs },
+			texts: vouch,
+		};
 	} catch {
 		// A read-only or full storage: the next listing reads the files again.
+		return undefined;
 	}
 }
 

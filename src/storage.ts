@@ -148,30 +148,48 @@ type AnyOperation = (...args: unknown[]) => unknown;
  * @example
  * const stat = await runTask(io("stat", "/a.jsonl"), storage);
  */
-export async function runTask<T>(task: Task<T>, storage: Storage): Promise<T> {
+export async function runTask<T>(
+	task: Task<T>,
+	storage: Storage,
+	buffers: ReadBuffers = new ReadBuffers(),
+): Promise<T> {
 	let step = task.next();
 	let sliceStart = Date.now();
-	const readAhead = new ReadAhead(storage);
-	while (!step.done) {
-		// A storage that answers without real I/O (in memory) never lets the event loop run: give it a turn
-		// now and then, so that messages (an abort, a progress reply) and timers get through.
-		if (Date.now() - sliceStart > SLICE_MS) {
-			await nextMacrotask();
-			sliceStart = Date.now();
+	const readAhead = new ReadAhead(storage, buffers);
+	try {
+		while (!step.done) {
+			// A storage that answers without real I/O (in memory) never lets the event loop run: give it a turn
+			// now and then, so that messages (an abort, a progress reply) and timers get through.
+			if (Date.now() - sliceStart > SLICE_MS) {
+				await nextMacrotask();
+				sliceStart = Date.now();
+			}
+			const effect = step.value;
+			let result: unknown;
+			try {
+				result = await (effect.op === "readRange" || effect.op === "readReusing"
+					? readAhead.read(effect.args, effect.op === "readReusing")
+					: readAhead.other(() => perform(storage, effect)));
+			} catch (error) {
+				step = task.throw(error);
+				continue;
+			}
+			step = task.next(result);
 		}
-		const effect = step.value;
-		let result: unknown;
-		try {
-			result = await (effect.op === "readRange" || effect.op === "readReusing"
-				? readAhead.read(effect.args, effect.op === "readReusing")
-				: readAhead.other(() => perform(storage, effect)));
-		} catch (error) {
-			step = task.throw(error);
-			continue;
-		}
-		step = task.next(result);
+		return step.value;
+	} finally {
+		// A read ahead still filling a buffer must not fill it under the next task given the same buffers.
+		readAhead.drop();
 	}
-	return step.value;
+}
+
+/**
+ * The two buffers `readReusing` reads into (see `RunnerOps`): one for each `runTask` by default; tasks run
+ * one after another (a listing's lane of files) may share one, so that reading a thousand files takes two
+ * buffers, not a thousand. Never share one between tasks that run at the same time.
+ */
+export class ReadBuffers {
+	readonly slots: (Uint8Array | undefined)[] = [undefined, undefined];
 }
 
 /**
@@ -245,12 +263,13 @@ class ReadAhead {
 	readonly #storage: Storage;
 	#last: { path: string; end: number } | undefined;
 	#ahead: AheadRead | undefined;
-	readonly #buffers: (Uint8Array | undefined)[] = [undefined, undefined];
+	readonly #buffers: (Uint8Array | undefined)[];
 	/** The buffer of `#buffers` the task was handed last. */
 	#held = 0;
 
-	constructor(storage: Storage) {
+	constructor(storage: Storage, buffers: ReadBuffers) {
 		this.#storage = storage;
+		this.#buffers = buffers.slots;
 	}
 
 	async read([path, start, end]: Args<"readRange">, reuse: boolean): Promise<Uint8Array> {
@@ -281,9 +300,14 @@ class ReadAhead {
 	}
 
 	other(operation: () => Promise<unknown>): Promise<unknown> {
+		this.drop();
+		return operation();
+	}
+
+	/** Drop the read ahead, if any (and its buffer: it may still be filling it). */
+	drop(): void {
 		this.#takeAhead(() => false);
 		this.#last = undefined;
-		return operation();
 	}
 
 	/**
@@ -299,16 +323,17 @@ class ReadAhead {
 	}
 
 	/**
-	 * `readRange`, into the buffer of `slot` when one is given: made or grown to the range's length, up to
-	 * `REUSED_BUFFER_MAX_BYTES` (a range may be far longer than the file: the storage then sizes a buffer of
-	 * its own by what the file holds, as it does without one).
+	 * `readRange`, into the buffer of `slot` when one is given: made or grown to the range's length (at least
+	 * doubled), up to `REUSED_BUFFER_MAX_BYTES` (a range may be far longer than the file: the storage then
+	 * sizes a buffer of its own by what the file holds, as it does without one).
 	 */
 	#readRange(path: string, start: number, end: number, slot: number | undefined): Promise<Uint8Array> {
 		if (slot === undefined) return this.#storage.readRange(path, start, end);
 		const length = Math.min(end - start, REUSED_BUFFER_MAX_BYTES);
 		let buffer = this.#buffers[slot];
 		if (!buffer || buffer.length < length) {
-			buffer = new Uint8Array(length);
+			// At least doubled: tasks that share the buffers (files of a listing) make few of them as sizes rise.
+			buffer = new Uint8Array(Math.min(REUSED_BUFFER_MAX_BYTES, Math.max(length, 2 * (buffer?.length ?? 0))));
 			this.#buffers[slot] = buffer;
 		}
 		return this.#storage.readRange(path, start, end, buffer);

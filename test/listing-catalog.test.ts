@@ -131,6 +131,61 @@ describe("listing catalog", () => {
 		expect(reads.sessionBytes()).toBe(0);
 	});
 
+	it("kept in memory: a repeated listing reads no catalog bytes, until another writer changes its files", async () => {
+		await sessions(memory, 12);
+		const expected = await uncached(memory);
+		const { storage, reads } = recordingStorage(memory);
+		await listAllSessions(storage, root, { catalog });
+		const catalogBytes = () =>
+			[catalog, textsPathOf(catalog)].reduce(
+				(sum, path) => sum + (reads.ranges.get(path) ?? []).reduce((n, [start, end]) => n + end - start, 0),
+				0,
+			);
+		reads.clear();
+		const again = await listAllSessions(storage, root, { catalog });
+		expect(again.map(comparable)).toEqual(expected);
+		expect([reads.sessionBytes(), catalogBytes()]).toEqual([0, 0]);
+		// Asked to keep nothing, it reads the catalog's files.
+		reads.clear();
+		expect((await listAllSessions(storage, root, { catalog, keepCatalogInMemory: false })).map(comparable)).toEqual(
+			expected,
+		);
+		expect(catalogBytes()).toBeGreaterThan(0);
+		// Another scope (one directory) is not served from the rows of all projects kept in memory.
+		await listAllSessions(storage, root, { catalog });
+		reads.clear();
+		const one = await listSessions(storage, `${root}/--p1--`, { catalog });
+		expect(one.map(comparable)).toEqual(expected.filter((info) => (info as SessionInfo).path.includes("--p1--")));
+		expect([reads.sessionBytes(), catalogBytes() > 0]).toEqual([0, true]);
+		// Another writer (another storage object, as another process) rewrites the catalog with one file
+		// changed: this one reads the catalog again, and the file's new content.
+		await listAllSessions(storage, root, { catalog });
+		const changed = (expected[3] as SessionInfo).path;
+		await new Promise((resolve) => setTimeout(resolve, 5)); // a later modification time
+		await append(memory, changed, exchange(20, 50));
+		await listAllSessions(memory, root, { catalog });
+		reads.clear();
+		const after = await listAllSessions(storage, root, { catalog });
+		expect(after.map(comparable)).toEqual(await uncached(memory));
+		expect(catalogBytes()).toBeGreaterThan(0);
+		expect(reads.sessionBytes()).toBe(0); // the other writer's row for the changed file serves
+	});
+
+	it("kept in memory: a row kept is still checked against its file's stat", async () => {
+		const paths = await sessions(memory, 6);
+		const { storage, reads } = recordingStorage(memory);
+		await listAllSessions(storage, root, { catalog });
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		await append(memory, paths[2] as string, exchange(30, 60));
+		reads.clear();
+		expect((await listAllSessions(storage, root, { catalog })).map(comparable)).toEqual(await uncached(memory));
+		expect([...readStarts(reads).keys()]).toEqual([paths[2]]);
+		// The catalog it wrote is kept in turn: the next listing reads nothing.
+		reads.clear();
+		expect((await listAllSessions(storage, root, { catalog })).map(comparable)).toEqual(await uncached(memory));
+		expect(reads.ranges.size).toBe(0);
+	});
+
 	it("reads only the appended bytes of files that grew", async () => {
 		const paths = await sessions(memory, 10);
 		await listAllSessions(memory, root, { catalog });

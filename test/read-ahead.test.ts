@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../adapters/zenfs.ts";
 import { readSessionFile } from "../src/load.ts";
-import { io, runTask, type Storage, type Task } from "../src/storage.ts";
+import { io, ReadBuffers, runTask, type Storage, type Task } from "../src/storage.ts";
 
 const MiB = 1 << 20;
 
@@ -253,6 +253,69 @@ describe("reads that reuse a buffer (readReusing)", () => {
 				expect(Buffer.compare(copies[index] as Uint8Array, bytes.subarray(start, end)), `range ${start / MiB}`).toBe(0);
 		},
 	);
+});
+
+describe("read buffers shared by tasks run one after another (a listing's lane)", () => {
+	function* readCopies(
+		path: string,
+		ranges: readonly [number, number][],
+	): Task<{ copies: Uint8Array[]; buffers: ArrayBufferLike[] }> {
+		const copies: Uint8Array[] = [];
+		const buffers: ArrayBufferLike[] = [];
+		for (const [start, end] of ranges) {
+			const part = yield* io("readReusing", path, start, end);
+			copies.push(part.slice());
+			buffers.push(part.buffer);
+		}
+		return { copies, buffers };
+	}
+
+	it("serve the next task with the same buffers, and hand it the bytes a fresh read gives", async () => {
+		const { storage, bytes } = await fileOf(3 * MiB);
+		const buffers = new ReadBuffers();
+		const first = await runTask(readCopies("/d/f", [[0, MiB]]), storage, buffers);
+		const second = await runTask(readCopies("/d/f", [[MiB, 2 * MiB]]), storage, buffers);
+		expect(second.buffers[0]).toBe(first.buffers[0]);
+		expect(Buffer.compare(second.copies[0] as Uint8Array, bytes.subarray(MiB, 2 * MiB))).toBe(0);
+	});
+
+	it("never hand the next task a buffer that the last task's read ahead may still write into", async () => {
+		const { storage, bytes } = await fileOf(6 * MiB);
+		// The first task reads 0-1 and 1-2 and ends; the read ahead of 2-3 it started writes its buffer late.
+		// The second reads 3-4 and 4-5, and is handed 5-6 from its own read ahead, which fills its buffer at once
+		// but answers after that late write: were the first task's buffer still in the slot, 5-6 would hold 2-3.
+		const spy: Storage = {
+			...storage,
+			readRange: async (path, start, end, buffer) => {
+				const read = await storage.readRange(path, start, end);
+				if (buffer) buffer.set(read);
+				const answer = buffer ? buffer.subarray(0, read.length) : read;
+				if (start === 2 * MiB) {
+					await new Promise((resolve) => setTimeout(resolve, 60));
+					if (buffer) buffer.set(read); // the late write
+				}
+				if (start === 5 * MiB) await new Promise((resolve) => setTimeout(resolve, 150));
+				return answer;
+			},
+		};
+		const buffers = new ReadBuffers();
+		await runTask(
+			readCopies("/d/f", [
+				[0, MiB],
+				[MiB, 2 * MiB],
+			]),
+			spy,
+			buffers,
+		);
+		const ranges: [number, number][] = [
+			[3 * MiB, 4 * MiB],
+			[4 * MiB, 5 * MiB],
+			[5 * MiB, 6 * MiB],
+		];
+		const { copies } = await runTask(readCopies("/d/f", ranges), spy, buffers);
+		for (const [index, [start, end]] of ranges.entries())
+			expect(Buffer.compare(copies[index] as Uint8Array, bytes.subarray(start, end)), `range ${start / MiB}`).toBe(0);
+	});
 });
 
 describe("reading ahead a file that grows while it is read", () => {
