@@ -37,9 +37,11 @@ const decoder = new TextDecoder("utf-8");
 /**
  * The key under which a deferred entry's structure holds the number of its line's span here: a number in
  * the object, not an entry of a map, since a session may have millions. A copy of the structure (a fork
- * gives it another parent) copies the key too, so it stays deferred to the same line.
+ * gives it another parent) copies the key too, so it stays deferred to the same line. A structure is made
+ * with the key in it (-1: no span yet; see line-structure.ts), so that setting it changes no object's shape.
  */
-const SPAN: unique symbol = Symbol("pi-session-tree span");
+export const SPAN_SLOT: unique symbol = Symbol("pi-session-tree span");
+const SPAN = SPAN_SLOT;
 type Deferred = SessionEntry & { [SPAN]?: number };
 
 /** The deferred entries of one file and what has been decoded of them. */
@@ -77,7 +79,7 @@ export class EntryBodies {
 	/** Where the line of a deferred entry is; `undefined` for an entry that is whole. */
 	#spanOf(entry: SessionEntry): LineSpan | undefined {
 		const index = (entry as Deferred)[SPAN];
-		if (index === undefined) return undefined;
+		if (index === undefined || index < 0) return undefined;
 		return {
 			offset: this.#offsets[index] as number,
 			length: this.#lengths[index] as number,
@@ -86,12 +88,12 @@ export class EntryBodies {
 	}
 
 	isDeferred(entry: SessionEntry): boolean {
-		return (entry as Deferred)[SPAN] !== undefined;
+		return ((entry as Deferred)[SPAN] ?? -1) >= 0;
 	}
 
 	/** The whole entry of `entry`: itself when it is not deferred; an `EntryNotLoadedError` when not decoded. */
 	whole(entry: SessionEntry): SessionEntry {
-		if ((entry as Deferred)[SPAN] === undefined) return entry;
+		if (((entry as Deferred)[SPAN] ?? -1) < 0) return entry;
 		const decoded = this.#loaded?.get(entry) ?? this.#cache.get(entry);
 		if (!decoded) throw new EntryNotLoadedError(entry.id, this.path);
 		return decoded;

@@ -55,7 +55,7 @@ import {
 	timestampClock,
 	usageEntry,
 } from "./tree-append.ts";
-import { type IndexNode, TreeIndex } from "./tree-index.ts";
+import { childCountOf, childrenOf, type IndexNode, TreeIndex } from "./tree-index.ts";
 import { forkOfBranch, normalizeSessionName, type ResolvedLabel } from "./tree-labels.ts";
 import { headerOfRecords, type RecordLocation, TreeLoader } from "./tree-load.ts";
 
@@ -274,13 +274,14 @@ export class SessionTree {
 	 */
 	forEachIndexed(visit: (entry: SessionEntry, parentId: string | null, childCount: number) => void): void {
 		for (const node of this.#index.nodes.values())
-			visit(node.entry, node.parent ? node.parent.entry.id : null, node.children.length);
+			visit(node.entry, node.parent ? node.parent.entry.id : null, childCountOf(node));
 	}
 	structureOfRoots(): SessionEntry[] {
 		return this.#index.roots.map((root) => root.entry);
 	}
 	structureOfChildren(parentId: string): SessionEntry[] {
-		return this.#index.nodes.get(parentId)?.children.map((child) => child.entry) ?? [];
+		const node = this.#index.nodes.get(parentId);
+		return node ? childrenOf(node).map((child) => child.entry) : [];
 	}
 	/** Root → `fromId` (default: the leaf); empty when the id is unknown or the leaf is reset. */
 	structureOfBranch(fromId?: string): SessionEntry[] {

@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileWasm, LINE_WALK, moduleText } from "../scripts/build-wasm.ts";
+import { SPAN_SLOT } from "../src/entry-bodies.ts";
 import { DEFER_LINE_BYTES, LINE_WALK_TABLES, lineStructure } from "../src/line-structure.ts";
 import { createWasmLineWalk, WASM_WALK_MAX_LINE_BYTES, type WasmLineWalk } from "../src/line-walk-wasm.ts";
 import { runLineWalkAgreement } from "./conformance/line-walk.ts";
@@ -58,7 +59,15 @@ describe("the WebAssembly line walk", () => {
 			const suffix = '"}}';
 			return encoder.encode(prefix + "a".repeat(length - prefix.length - suffix.length) + suffix);
 		};
-		const expected = { type: "message", id: "a", parentId: null, timestamp: "t", message: { role: "user" } };
+		// A structure is made with the slot of its span in it (-1 until the open defers it).
+		const expected = {
+			type: "message",
+			id: "a",
+			parentId: null,
+			timestamp: "t",
+			message: { role: "user" },
+			[SPAN_SLOT]: -1,
+		};
 		const longest = lineOf(WASM_WALK_MAX_LINE_BYTES);
 		expect(wasm.walk(longest)).toBeTruthy();
 		expect(lineStructure(longest, "wasm")).toStrictEqual(expected);
@@ -84,6 +93,7 @@ describe("the WebAssembly line walk", () => {
 				parentId: "\uFEFFb",
 				timestamp: "t",
 				customType: "x",
+				[SPAN_SLOT]: -1,
 			});
 	});
 });
