@@ -53,6 +53,28 @@ function* readAll(
 	}
 }
 
+/**
+ * The storage, reading as a real read may: the read of the range at `late` fills its buffer, and again 60 ms
+ * later (a late write); the one at `slow` fills its buffer at once but answers 150 ms later, after that late
+ * write. A buffer handed out while a late write may still land in it shows the other range's bytes.
+ */
+function lateWriting(storage: Storage, late: number, slow: number): Storage {
+	return {
+		...storage,
+		readRange: async (path, start, end, buffer) => {
+			const read = await storage.readRange(path, start, end);
+			if (buffer) buffer.set(read);
+			const answer = buffer ? buffer.subarray(0, read.length) : read;
+			if (start === late) {
+				await new Promise((resolve) => setTimeout(resolve, 60));
+				if (buffer) buffer.set(read); // the late write
+			}
+			if (start === slow) await new Promise((resolve) => setTimeout(resolve, 150));
+			return answer;
+		},
+	};
+}
+
 describe("reading ahead", () => {
 	it("asks for the next range while the task works, and hands over the same bytes", async () => {
 		const { storage, bytes } = await fileOf(4 * MiB + 5);
@@ -236,18 +258,7 @@ describe("reads that reuse a buffer (readReusing)", () => {
 			// As a real read may: the read of 2-3 (read ahead after 1-2, then dropped) writes its buffer late, and
 			// the read of 6-7 (read ahead after 5-6) writes its buffer at once but answers later, after that late
 			// write. Were the dropped read's buffer used again, 6-7 would be handed 2-3's bytes.
-			const spy: Storage = {
-				...storage,
-				readRange: async (path, start, end, buffer) => {
-					const read = await storage.readRange(path, start, end);
-					if (buffer) buffer.set(read);
-					const answer = buffer ? buffer.subarray(0, read.length) : read;
-					if (start === 2 * MiB) await new Promise((resolve) => setTimeout(resolve, 60));
-					if (start === 2 * MiB && buffer) buffer.set(read); // the late write
-					if (start === 6 * MiB) await new Promise((resolve) => setTimeout(resolve, 150));
-					return answer;
-				},
-			};
+			const spy = lateWriting(storage, 2 * MiB, 6 * MiB);
 			const { copies } = await runTask(readReusing("/d/f", asked, statAfter), spy);
 			for (const [index, [start, end]] of asked.entries())
 				expect(Buffer.compare(copies[index] as Uint8Array, bytes.subarray(start, end)), `range ${start / MiB}`).toBe(0);
@@ -284,20 +295,7 @@ describe("read buffers shared by tasks run one after another (a listing's lane)"
 		// The first task reads 0-1 and 1-2 and ends; the read ahead of 2-3 it started writes its buffer late.
 		// The second reads 3-4 and 4-5, and is handed 5-6 from its own read ahead, which fills its buffer at once
 		// but answers after that late write: were the first task's buffer still in the slot, 5-6 would hold 2-3.
-		const spy: Storage = {
-			...storage,
-			readRange: async (path, start, end, buffer) => {
-				const read = await storage.readRange(path, start, end);
-				if (buffer) buffer.set(read);
-				const answer = buffer ? buffer.subarray(0, read.length) : read;
-				if (start === 2 * MiB) {
-					await new Promise((resolve) => setTimeout(resolve, 60));
-					if (buffer) buffer.set(read); // the late write
-				}
-				if (start === 5 * MiB) await new Promise((resolve) => setTimeout(resolve, 150));
-				return answer;
-			},
-		};
+		const spy = lateWriting(storage, 2 * MiB, 5 * MiB);
 		const buffers = new ReadBuffers();
 		await runTask(
 			readCopies("/d/f", [
