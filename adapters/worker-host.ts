@@ -74,6 +74,7 @@ export function createEngineFactory({ storages }: EngineHostOptions): EngineFact
 				...options,
 				durability: config.durability ?? options.durability ?? "group",
 				limits: config.limits ?? options.limits,
+				keepListingCatalogInMemory: config.keepListingCatalogInMemory ?? options.keepListingCatalogInMemory,
 				copyResults: false,
 			});
 			const { port1, port2 } = new MessageChannel();

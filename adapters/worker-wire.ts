@@ -132,6 +132,8 @@ export interface WorkerEngineConfig {
 	durability?: Durability;
 	/** Limits of the session files the engine reads (`EngineOptions.limits`); default: the factory's. */
 	limits?: ReadLimits;
+	/** Keep the listing catalog in memory between listings (`EngineOptions.keepListingCatalogInMemory`; default true). */
+	keepListingCatalogInMemory?: boolean;
 	/**
 	 * Threads of this process known to have died (set by `startEngineWorker`): lock files their engines
 	 * left are stale, so the new worker takes them over instead of refusing those sessions.

@@ -324,7 +324,9 @@ async function listFiles(
 		// A session the filter leaves out is not reported; a file that is no session may be one of its.
 		if (listing.skipped && options.onSkippedLines && (info || !listing.info)) {
 			const { lines, count } = listing.skipped;
-			options.onSkippedLines({ path, listed: info !== null, lines, count, maxLineBytes });
+			// Copies: the lines are a kept catalog row's, and the next listing's too.
+			const copies = lines.map((line) => ({ ...line }));
+			options.onSkippedLines({ path, listed: info !== null, lines: copies, count, maxLineBytes });
 		}
 		if (options.onProgress) {
 			const publish = loaded === 1 || loaded % publishEvery === 0 || loaded === files.length;

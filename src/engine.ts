@@ -74,6 +74,11 @@ export interface EngineOptions {
 	 * is outside the root's, so that a link inside the root is no way out of it.
 	 */
 	realPath?: (path: string) => Promise<string>;
+	/**
+	 * Keep the listing catalog in memory between listings (default `true`; `ListOptions.keepCatalogInMemory`):
+	 * a repeated `list` or `listAll` then reads only `stat`s, and holds about what its rows hold meanwhile.
+	 */
+	keepListingCatalogInMemory?: boolean;
 }
 
 /** What a caller learns about an open session. */
@@ -152,6 +157,7 @@ export class Engine {
 
 	readonly #copyResults: boolean;
 	readonly #limits: ReadLimits;
+	readonly #keepCatalog: boolean;
 	readonly #root: string | undefined;
 	readonly #realPath: ((path: string) => Promise<string>) | undefined;
 
@@ -181,6 +187,7 @@ export class Engine {
 		this.#durability = options.durability ?? "none";
 		this.#copyResults = options.copyResults ?? true;
 		this.#limits = { maxLineBytes: options.limits?.maxLineBytes, maxEntries: options.limits?.maxEntries };
+		this.#keepCatalog = options.keepListingCatalogInMemory ?? true;
 		if (options.root !== undefined && normalizeAbsolutePath(options.root) === undefined) {
 			throw new InvalidArgumentError(
 				`the engine's sessions root must be an absolute path: ${JSON.stringify(options.root)}`,
@@ -207,7 +214,13 @@ export class Engine {
 		const progress = trackProgress(onProgress);
 		const catalog = listingCatalogPath(this.#agentDir);
 		const { maxLineBytes } = this.#limits;
-		const options = { onProgress: progress.callback, signal, catalog, maxLineBytes };
+		const options = {
+			onProgress: progress.callback,
+			signal,
+			catalog,
+			maxLineBytes,
+			keepCatalogInMemory: this.#keepCatalog,
+		};
 		const sessions = await listSessions(this.#storage, dir, options);
 		await progress.settled(signal);
 		return this.#confined(sessions);
@@ -220,7 +233,13 @@ export class Engine {
 		await this.#confine(root);
 		const catalog = listingCatalogPath(this.#agentDir);
 		const { maxLineBytes } = this.#limits;
-		const options = { onProgress: progress.callback, signal, catalog, maxLineBytes };
+		const options = {
+			onProgress: progress.callback,
+			signal,
+			catalog,
+			maxLineBytes,
+			keepCatalogInMemory: this.#keepCatalog,
+		};
 		const sessions = await listAllSessions(this.#storage, root, options);
 		await progress.settled(signal);
 		return this.#confined(sessions);

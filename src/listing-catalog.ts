@@ -461,9 +461,10 @@ const SLACK_BYTES = 1 << 20;
  * Write the catalog: `ours` (the rows of what was just listed, `inScope`) over the rows of the other
  * files as the file holds them now (another listing may have written it since `loaded` was read). New
  * texts are appended to the texts file, or the texts file is written again with only the texts in use.
- * Best effort, as befits a cache: a catalog that cannot be written is left as it is (`undefined` then).
- * Gives the catalog as written: `ours` as its rows (those whose texts it holds), every row as stored,
- * and the versions of the two files once written.
+ * Best effort, as befits a cache: a catalog that cannot be written is left as it is. Gives the catalog as
+ * written (`ours` as its rows, every row as stored, the version of its file once written), or `undefined`
+ * when it could not be written or its texts could not be confirmed where its rows say (another writer
+ * appended to the texts file at the same time): a reader of the file then finds out by their hashes.
  */
 export function* saveCatalog(
 	path: string,
@@ -505,8 +506,9 @@ export function* saveCatalog(
 		if (textsSize !== null && appendAt + appended.length <= 2 * live + SLACK_BYTES) {
 			const bytes = concat(appended.chunks, appended.length);
 			if (fresh.length > 0) yield* io("append", textsPath, bytes, false);
+			const freshStored = [...storedOf.values()];
 			for (const [row, stored] of keptOurs) storedOf.set(row, stored);
-			written = [...storedOf.values(), ...others];
+			written = [...freshStored, ...others, ...keptOurs.map(([, stored]) => stored)];
 			// The texts of the rows kept are where they say if the file is still the one vouched for when they
 			// were read (it only grew since); ours, if they read back where we say.
 			const wasVouched =
@@ -536,6 +538,7 @@ export function* saveCatalog(
 			vouch = yield* confirmed(textsPath, 0, writer.chunks);
 		}
 		yield* io("replace", path, encodeCatalog(written, vouch));
+		if (!vouch) return undefined;
 		const version = yield* io("stat", path);
 		const rows = new Map([...storedOf.keys()].map((row) => [row.path, row] as const));
 		const stored = new Map(written.map((row) => [row.path, row] as const));

@@ -4,19 +4,24 @@
  * the catalog's two files and of the sessions, and a text decoded for one listing is not decoded again
  * for the next. A catalog whose files another writer changed since (size or modification time) is read
  * again from its files; every row is still checked against a fresh `stat` of its session file, as a row
- * read from the file is. Held as long as the storage object is, for one scope of listing (all projects,
- * or one directory) per catalog; it keeps what the last listing's rows keep.
+ * read from the file is. Kept per scope of listing (all projects, or one directory), the last
+ * `KEPT_PER_STORAGE` of them, as long as the storage object lives; each keeps what its last listing's rows
+ * keep. A writer that replaces the catalog between this process's write and its `stat` of it goes unseen:
+ * its rows of other scopes are then lost from the file at this process's next write (a cache's loss: their
+ * sessions are read again).
  * @module
  */
 import { type FileVersion, type LoadedCatalog, loadCatalog, textsPathOf } from "./listing-catalog.ts";
 import { runTask, type Storage } from "./storage.ts";
 
-/** A catalog as this process left it: what it holds, for which listing scope, and its two files then. */
+/** A catalog as this process left it for one listing scope: what it holds, and its two files then. */
 interface Resident {
-	scope: string;
 	loaded: LoadedCatalog;
 	files: Versions;
 }
+
+/** The catalogs kept for one storage, at most (by catalog path and scope; the one used longest ago goes). */
+const KEPT_PER_STORAGE = 4;
 
 /** The catalog file's version and the texts file's (`null`: not there). */
 type Versions = [FileVersion | null, FileVersion | null];
@@ -44,17 +49,25 @@ function sameVersions(a: Versions, b: Versions): boolean {
 	return sameVersion(a[0], b[0]) && sameVersion(a[1], b[1]);
 }
 
-function remember(storage: Storage, path: string, resident: Resident | undefined): void {
-	let byPath = residents.get(storage);
-	if (!resident) {
-		byPath?.delete(path);
-		return;
+function keyOf(path: string, scope: string): string {
+	return `${scope}\u0000${path}`;
+}
+
+/** Keep `resident` (none: forget it) as the catalog at `path` for `scope`, the one used last. */
+function remember(storage: Storage, path: string, scope: string, resident: Resident | undefined): void {
+	const key = keyOf(path, scope);
+	let kept = residents.get(storage);
+	kept?.delete(key);
+	if (!resident) return;
+	if (!kept) {
+		kept = new Map();
+		residents.set(storage, kept);
 	}
-	if (!byPath) {
-		byPath = new Map();
-		residents.set(storage, byPath);
+	kept.set(key, resident);
+	for (const oldest of kept.keys()) {
+		if (kept.size <= KEPT_PER_STORAGE) break;
+		kept.delete(oldest);
 	}
-	byPath.set(path, resident);
 }
 
 /**
@@ -70,15 +83,18 @@ export async function catalogFor(
 	keep: boolean,
 ): Promise<LoadedCatalog> {
 	if (!keep) {
-		remember(storage, path, undefined);
+		remember(storage, path, scope, undefined);
 		return runTask(loadCatalog(path, inScope), storage);
 	}
 	const before = await versionsOf(storage, path);
-	const resident = residents.get(storage)?.get(path);
-	if (resident?.scope === scope && sameVersions(resident.files, before)) return resident.loaded;
+	const resident = residents.get(storage)?.get(keyOf(path, scope));
+	if (resident && sameVersions(resident.files, before)) {
+		remember(storage, path, scope, resident); // used last
+		return resident.loaded;
+	}
 	const loaded = await runTask(loadCatalog(path, inScope), storage);
 	const after = await versionsOf(storage, path);
-	remember(storage, path, sameVersions(before, after) ? { scope, loaded, files: after } : undefined);
+	remember(storage, path, scope, sameVersions(before, after) ? { loaded, files: after } : undefined);
 	return loaded;
 }
 
@@ -95,5 +111,5 @@ export async function keepWritten(
 ): Promise<void> {
 	const files = keep && written ? await versionsOf(storage, path) : undefined;
 	const current = !!files && !!written && sameVersion(written.version, files[0]);
-	remember(storage, path, current && written && files ? { scope, loaded: written, files } : undefined);
+	remember(storage, path, scope, current && written && files ? { loaded: written, files } : undefined);
 }

@@ -396,6 +396,14 @@ function defineLazyText(info: SessionInfo, text: () => string, textLimit: number
 	});
 }
 
+/**
+ * A header value as a row of its own may hold it: an object (a damaged header's id) copied, so that a
+ * caller who changes it changes no state a catalog keeps for the next listing.
+ */
+function ownCopy(value: unknown): unknown {
+	return typeof value === "object" && value !== null ? structuredClone(value) : value;
+}
+
 /** The `SessionInfo` of a state, or `null` when it is no session. `mtimeMs` is the file's modification time. */
 export function listingInfo(
 	path: string,
@@ -418,10 +426,10 @@ export function listingInfo(
 	}
 	const info: SessionInfo = {
 		path,
-		id: state.id as string, // as written: pi 1.6 lists a header whose id is no string too
+		id: ownCopy(state.id) as string, // as written: pi 1.6 lists a header whose id is no string too
 		cwd: state.cwd ?? "",
 		name: state.name,
-		parentSessionPath: state.parentSession as string | undefined,
+		parentSessionPath: ownCopy(state.parentSession) as string | undefined,
 		created: new Date(timeOf(state.timestamp)),
 		modified: new Date(modified),
 		messageCount: state.messageCount,

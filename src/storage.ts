@@ -291,8 +291,10 @@ class ReadAhead {
 		const length = end - start;
 		if (sequential && length >= READ_AHEAD_MIN_BYTES && bytes.length === length) {
 			const slot = reuse ? 1 - this.#held : undefined;
-			// Started a tick later: a storage that throws at once must not fail the read that worked.
-			const next = Promise.resolve().then(() => this.#readRange(path, end, end + length, slot));
+			// Its buffer chosen now, so that dropping it (and its slot) later never hands that buffer to another
+			// read; started a tick later: a storage that throws at once must not fail the read that worked.
+			const into = this.#bufferOf(slot, length);
+			const next = Promise.resolve().then(() => this.#storage.readRange(path, end, end + length, into));
 			next.catch(() => {}); // never reported: the read is asked again when it is wanted
 			this.#ahead = { path, start: end, end: end + length, slot, bytes: next };
 		}
@@ -322,21 +324,26 @@ class ReadAhead {
 		return undefined;
 	}
 
-	/**
-	 * `readRange`, into the buffer of `slot` when one is given: made or grown to the range's length (at least
-	 * doubled), up to `REUSED_BUFFER_MAX_BYTES` (a range may be far longer than the file: the storage then
-	 * sizes a buffer of its own by what the file holds, as it does without one).
-	 */
+	/** `readRange`, into the buffer of `slot` when one is given (see `#bufferOf`). */
 	#readRange(path: string, start: number, end: number, slot: number | undefined): Promise<Uint8Array> {
-		if (slot === undefined) return this.#storage.readRange(path, start, end);
-		const length = Math.min(end - start, REUSED_BUFFER_MAX_BYTES);
+		return this.#storage.readRange(path, start, end, this.#bufferOf(slot, end - start));
+	}
+
+	/**
+	 * The buffer of `slot` (none without one), made or grown for `length` bytes, up to `REUSED_BUFFER_MAX_BYTES`
+	 * (a range may be far longer than the file: the storage then sizes a buffer of its own by what the file
+	 * holds, as it does without one). It grows to the power of two that holds the range: tasks that share the
+	 * buffers (files of a listing, ranges up to a chunk) make few of them as the sizes rise, none past a chunk.
+	 */
+	#bufferOf(slot: number | undefined, length: number): Uint8Array | undefined {
+		if (slot === undefined) return undefined;
+		const wanted = Math.min(length, REUSED_BUFFER_MAX_BYTES);
 		let buffer = this.#buffers[slot];
-		if (!buffer || buffer.length < length) {
-			// At least doubled: tasks that share the buffers (files of a listing) make few of them as sizes rise.
-			buffer = new Uint8Array(Math.min(REUSED_BUFFER_MAX_BYTES, Math.max(length, 2 * (buffer?.length ?? 0))));
+		if (!buffer || buffer.length < wanted) {
+			buffer = new Uint8Array(Math.min(REUSED_BUFFER_MAX_BYTES, 2 ** Math.ceil(Math.log2(Math.max(1, wanted)))));
 			this.#buffers[slot] = buffer;
 		}
-		return this.#storage.readRange(path, start, end, buffer);
+		return buffer;
 	}
 }
 

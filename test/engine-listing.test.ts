@@ -51,6 +51,22 @@ describe("the engine's listings", () => {
 		for (const handle of handles) await engine.close(handle);
 	});
 
+	it("keep the catalog in memory between listings, unless told not to", async () => {
+		const catalogRead = (reads: ReturnType<typeof recordingStorage>["reads"]) =>
+			[...reads.ranges.keys()].some((path) => path.includes("listing-catalog"));
+		for (const keep of [true, false]) {
+			const { storage, reads } = recordingStorage(await createMemoryStorage());
+			const engine = new Engine({ storage, agentDir: AGENT, keepListingCatalogInMemory: keep });
+			const { handle } = await engine.create({ cwd: "/project" });
+			await engine.appendMessage(handle, { role: "user", content: "a question", timestamp: 1 });
+			const first = await engine.listAll();
+			reads.clear();
+			expect(await engine.listAll()).toEqual(first);
+			expect([keep, catalogRead(reads)]).toEqual([keep, !keep]);
+			await engine.close(handle);
+		}
+	});
+
 	it("reads, after appends, no byte of a session before its old end but a little tail to check it", async () => {
 		const { storage, reads } = recordingStorage(await createMemoryStorage());
 		const engine = new Engine({ storage, agentDir: AGENT });

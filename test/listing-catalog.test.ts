@@ -171,6 +171,17 @@ describe("listing catalog", () => {
 		expect(reads.sessionBytes()).toBe(0); // the other writer's row for the changed file serves
 	});
 
+	it("kept in memory: a change of the texts file alone reads the catalog again", async () => {
+		await sessions(memory, 4);
+		const { storage, reads } = recordingStorage(memory);
+		const expected = await listAllSessions(storage, root, { catalog });
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		await memory.append(textsPathOf(catalog), new Uint8Array(8), false);
+		reads.clear();
+		expect((await listAllSessions(storage, root, { catalog })).map(comparable)).toEqual(expected.map(comparable));
+		expect(reads.ranges.has(catalog)).toBe(true);
+	});
+
 	it("kept in memory: a row kept is still checked against its file's stat", async () => {
 		const paths = await sessions(memory, 6);
 		const { storage, reads } = recordingStorage(memory);
