@@ -29,21 +29,20 @@ function fileOf(lengths: readonly number[], torn: boolean): Uint8Array {
 }
 
 /**
- * The storage, with every range it is asked to read noted; and before each read, every buffer it was given
- * before (but the one it reads into) written over, as reusing them would: bytes the scan kept as a view of
- * an earlier read are then garbage by the time it uses them.
+ * The storage, with every range it is asked to read noted; and a buffer it is given to read into written
+ * over whole first (its bytes past the range too), as a read into it may: bytes the scan kept as a view of
+ * an earlier read into the same buffer are then garbage by the time it uses them. (Only that buffer: the
+ * other one of the pair may be the task's while a read ahead fills this one.)
  */
 function noting(storage: Storage): { storage: Storage; reads: [number, number][] } {
 	const reads: [number, number][] = [];
-	const given = new Set<Uint8Array>();
 	return {
 		reads,
 		storage: {
 			...storage,
 			readRange: (path, start, end, into) => {
 				reads.push([start, end]);
-				for (const buffer of given) if (buffer.buffer !== into?.buffer) buffer.fill(0x7e);
-				if (into) given.add(into);
+				if (into) new Uint8Array(into.buffer, into.byteOffset, into.byteLength).fill(0x7e);
 				return storage.readRange(path, start, end, into);
 			},
 		},
