@@ -124,6 +124,21 @@ describe("a takeover finds another taker's guard", () => {
 		expect([await text(storage, LOCK), await text(storage, GUARD)]).toEqual([gone, next]);
 	});
 
+	it("left by a taker that died in its takeover: it names that taker, so the next one clears it at once", async () => {
+		const storage = await storageWith({ [LOCK]: gone });
+		// The first taker's removals fail (as if it died there): its guard stays behind, naming it.
+		const dying: LockIdentity = { ...identity, lockOwner: () => owner("gone", "dying-taker") };
+		const { storage: failing } = faultyStorage(storage, (call) =>
+			call.op === "remove" ? { kind: "fail", code: "io", errno: "EIO" } : undefined,
+		);
+		await expect(lockFiles(failing, dying).acquire(PATH)).rejects.toMatchObject({ code: "io" });
+		expect(JSON.parse((await text(storage, GUARD)) as string).token).toBe("dying-taker");
+		// A young guard that did not say whose it is would be refused; this one's taker is known to be gone.
+		const held = await lockFiles(storage, identity).acquire(PATH);
+		expect(JSON.parse((await text(storage, LOCK)) as string).token).toBe(held.owner.token);
+		expect(await storage.stat(GUARD)).toBeNull();
+	});
+
 	it("a guard that cannot be created for another reason: that error, nothing removed", async () => {
 		const storage = await storageWith({ [LOCK]: gone });
 		const { storage: failing } = faultyStorage(storage, (call) =>

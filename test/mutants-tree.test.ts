@@ -132,6 +132,47 @@ describe("tree-index.ts: retractLast (undo of the last append)", () => {
 	});
 });
 
+describe("tree-index.ts: children as a list through the nodes", () => {
+	/** A root with `count` children, appended in turn (the leaf moved back to the root before each). */
+	function rootWithChildren(count: number): { tree: SessionTree; root: string; children: string[] } {
+		const tree = SessionTree.create({ cwd: "/p" });
+		const root = tree.appendMessage(user("root"));
+		const children: string[] = [];
+		for (let index = 0; index < count; index++) {
+			tree.branch(root);
+			children.push(tree.appendMessage(user(`child ${index}`)));
+		}
+		return { tree, root, children };
+	}
+	const childCounts = (tree: SessionTree): Map<string, number> => {
+		const counts = new Map<string, number>();
+		tree.forEachIndexed((entry, _parent, count) => counts.set(entry.id, count));
+		return counts;
+	};
+
+	it("counts and gives the children in append order: none, one, three", () => {
+		for (const count of [0, 1, 3]) {
+			const { tree, root, children } = rootWithChildren(count);
+			expect(tree.getChildren(root).map((e) => e.id)).toEqual(children);
+			expect(childCounts(tree).get(root)).toBe(count);
+			for (const child of children) expect(childCounts(tree).get(child)).toBe(0);
+		}
+	});
+
+	it("takes back the last child appended, whichever it is, and appends after it again", () => {
+		for (const count of [1, 2, 3]) {
+			const { tree, root, children } = rootWithChildren(count);
+			tree.retractLastAppend();
+			const kept = children.slice(0, -1);
+			expect(tree.getChildren(root).map((e) => e.id)).toEqual(kept);
+			expect(childCounts(tree).get(root)).toBe(kept.length);
+			tree.branch(root);
+			const again = tree.appendMessage(user("again"));
+			expect(tree.getChildren(root).map((e) => e.id)).toEqual([...kept, again]);
+		}
+	});
+});
+
 describe("tree-index.ts: getTree orders children by timestamp", () => {
 	it("orders numeric timestamps (a damaged file's) by their value", () => {
 		const tree = SessionTree.fromRecords([
