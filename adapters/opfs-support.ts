@@ -14,11 +14,13 @@ export interface SyncAccessHandle {
 	getSize(): number;
 	flush(): void;
 	close(): void;
+	/** `"read-only"` for a handle asked for in that mode, where the browser knows modes (Chromium 121+). */
+	readonly mode?: string;
 }
 
 /** A file handle with what OPFS adds to it in workers and Chromium. */
 export interface OpfsFileHandle extends FileSystemFileHandle {
-	createSyncAccessHandle(): Promise<SyncAccessHandle>;
+	createSyncAccessHandle(options?: { mode: "read-only" | "readwrite" }): Promise<SyncAccessHandle>;
 	move(directory: FileSystemDirectoryHandle, name: string): Promise<void>;
 }
 
@@ -77,18 +79,34 @@ export async function writeTemporary(
 	return temporary;
 }
 
-export function readAt(handle: SyncAccessHandle, start: number, end: number): Uint8Array {
+/**
+ * Bytes `[start, end)` of the file behind `handle`, fewer at its end: read into `into` when it has room (a
+ * view of it is returned), else into a new buffer. `undefined` when the handle answers what no file can: a
+ * handle of a file removed since it was made reports sizes and counts that are error codes (Chromium 156).
+ */
+export function readAt(
+	handle: SyncAccessHandle,
+	start: number,
+	end: number,
+	into?: Uint8Array,
+): Uint8Array | undefined {
 	const size = handle.getSize();
+	if (!Number.isSafeInteger(size) || size < 0 || size > MAX_FILE_BYTES) return undefined;
 	const from = Math.min(start, size);
-	const out = new Uint8Array(Math.max(0, Math.min(end, size) - from));
+	const length = Math.max(0, Math.min(end, size) - from);
+	const out = into && into.length >= length ? into.subarray(0, length) : new Uint8Array(length);
 	let done = 0;
 	while (done < out.length) {
 		const read = handle.read(out.subarray(done), { at: from + done });
+		if (read > out.length - done) return undefined;
 		if (read <= 0) break;
 		done += read;
 	}
-	return done === out.length ? out : out.slice(0, done);
+	return done === out.length ? out : out.subarray(0, done);
 }
+
+/** Larger than any file OPFS holds (a quota is a share of the disk): a size past it is an error code. */
+const MAX_FILE_BYTES = 2 ** 50;
 
 /**
  * A sync access handle of `file`, checked to be the synchronous kind: browsers that first shipped OPFS

@@ -250,6 +250,85 @@ describe("opfs storage", () => {
 			expect(decoder.decode(await reader.readRange("/s.jsonl", 0, 100))).toBe("ONE\nTWO\nthree\n");
 		}));
 
+	it("a file no one holds is read through a read-only sync access handle, one for each range, into the buffer given", async () => {
+		const root = freshRoot();
+		const id = await shared.open(root);
+		try {
+			const data = Uint8Array.from({ length: 3 << 20 }, (_, i) => (i * 7) & 0xff);
+			await shared.call(id, "createExclusive", ["/f", [data], false]);
+			const within = await shared.tracedRead(id, "/f", 5, (1 << 20) + 5, 2 << 20);
+			expect(within.bytes).toEqual(data.subarray(5, (1 << 20) + 5));
+			expect(within.inGiven).toBe(true);
+			expect(within.count.calls["FileSystemFileHandle.createSyncAccessHandle(read-only)"]).toBe(1);
+			expect(within.count.calls["FileSystemSyncAccessHandle.close"]).toBe(1);
+			expect(within.count.calls["Blob.arrayBuffer"]).toBeUndefined();
+			// Past the end: what there is; a buffer too small is not used.
+			const tail = await shared.tracedRead(id, "/f", (3 << 20) - 10, 4 << 20, 4);
+			expect([tail.bytes, tail.inGiven]).toEqual([data.subarray((3 << 20) - 10), false]);
+			const missing = await rejection(shared.tracedRead(id, "/nothing", 0, 10));
+			expect([missing instanceof StorageError, missing.code]).toEqual([true, "not-found"]);
+		} finally {
+			await shared.close(id);
+		}
+	});
+
+	it("a file another worker holds is read through a File (its handle is exclusive), and through a handle again once let go", async () => {
+		const root = freshRoot();
+		const writer = storageWorker();
+		const writerId = await writer.open(root);
+		const readerId = await shared.open(root);
+		try {
+			await writer.call(writerId, "createExclusive", ["/s.jsonl", [encoder.encode("one\n")], false]);
+			await writer.acquire(writerId, "/s.jsonl");
+			await writer.call(writerId, "append", ["/s.jsonl", encoder.encode("two\n"), false]);
+			const held = await shared.tracedRead(readerId, "/s.jsonl", 0, 100);
+			expect(decoder.decode(held.bytes)).toBe("one\ntwo\n");
+			expect(held.count.calls["Blob.arrayBuffer"]).toBe(1);
+			await writer.release(writerId, "/s.jsonl");
+			const free = await shared.tracedRead(readerId, "/s.jsonl", 0, 100);
+			expect(decoder.decode(free.bytes)).toBe("one\ntwo\n");
+			expect(free.count.calls["Blob.arrayBuffer"]).toBeUndefined();
+			// The handle kept names the path: it reads the file put there since, and finds none once it is gone.
+			await writer.call(writerId, "replace", ["/s.jsonl", [encoder.encode("ONE\n")]]);
+			const replaced = await shared.tracedRead(readerId, "/s.jsonl", 0, 100);
+			expect([decoder.decode(replaced.bytes), replaced.count.calls["Blob.arrayBuffer"]]).toEqual(["ONE\n", undefined]);
+			await writer.call(writerId, "remove", ["/s.jsonl"]);
+			const gone = await rejection(shared.tracedRead(readerId, "/s.jsonl", 0, 100));
+			expect([gone instanceof StorageError, gone.code]).toEqual([true, "not-found"]);
+		} finally {
+			await writer.close(writerId);
+			await shared.close(readerId);
+		}
+	});
+
+	it("a reader's read-only handles never keep a writer out: it appends, takes and lets go of the file while another worker reads it", async () => {
+		const root = freshRoot();
+		const writer = storageWorker();
+		const writerId = await writer.open(root);
+		const readerId = await shared.open(root);
+		try {
+			await writer.call(writerId, "createExclusive", ["/f", [new Uint8Array(4 << 20).fill(0x61)], false]);
+			const reading = shared.keepReading(readerId, "/f");
+			const line = encoder.encode("line\n");
+			// Appends without the lock open the file for a moment each (trying again only a few times while it is busy).
+			for (let round = 0; round < 30; round++) {
+				await writer.call(writerId, "append", ["/f", line, false]);
+				await writer.acquire(writerId, "/f");
+				await writer.call(writerId, "append", ["/f", line, false]);
+				await writer.release(writerId, "/f");
+			}
+			await shared.stopWatching();
+			const { reads, failures } = await reading;
+			expect(failures).toEqual([]);
+			expect(reads).toBeGreaterThan(0);
+			const stat = (await writer.call(writerId, "stat", ["/f"])) as { size: number };
+			expect(stat.size).toBe((4 << 20) + 60 * line.length);
+		} finally {
+			await writer.close(writerId);
+			await shared.close(readerId);
+		}
+	});
+
 	it("a file created or replaced is never seen partly written by another worker", async () => {
 		const root = freshRoot();
 		const writer = storageWorker();

@@ -185,6 +185,24 @@ const api = {
 			await removeOpfsDirectory(root);
 		}
 	},
+	/**
+	 * `readRange` on storage `id`, its OPFS calls counted; into a buffer of `intoBytes` (filled with 0xee)
+	 * when given, and whether what came back is a view of that buffer.
+	 */
+	async tracedRead(
+		id: number,
+		path: string,
+		start: number,
+		end: number,
+		intoBytes?: number,
+	): Promise<{ bytes: Uint8Array; count: OpCount; inGiven: boolean }> {
+		const into = intoBytes === undefined ? undefined : new Uint8Array(intoBytes).fill(0xee);
+		let bytes: Uint8Array = new Uint8Array(0);
+		const count = await traceOpfs(async () => {
+			bytes = await storageOf(id).readRange(path, start, end, into);
+		});
+		return { bytes: bytes.slice(), count, inGiven: into !== undefined && bytes.buffer === into.buffer };
+	},
 	/** Read `path` again and again until `stopWatching`, checking each read is one of `versions`, whole. */
 	async watch(id: number, path: string, versions: Uint8Array[]): Promise<Watched> {
 		const storage = storageOf(id);
@@ -206,6 +224,22 @@ const api = {
 			}
 		}
 		return seen;
+	},
+	/** Read the whole of `path` again and again until `stopWatching`: how many reads, and what each failure was. */
+	async keepReading(id: number, path: string): Promise<{ reads: number; failures: string[] }> {
+		const storage = storageOf(id);
+		const state = { stop: false };
+		watching = state;
+		const result = { reads: 0, failures: [] as string[] };
+		while (!state.stop) {
+			try {
+				await storage.readRange(path, 0, 1 << 30);
+				result.reads++;
+			} catch (error) {
+				result.failures.push(String(error));
+			}
+		}
+		return result;
 	},
 	stopWatching(): void {
 		if (watching) watching.stop = true;

@@ -4,7 +4,10 @@
  * @module
  */
 
-/** Calls by method (`FileSystemSyncAccessHandle.write`, …), and the bytes read and written. */
+/**
+ * Calls by method (`FileSystemSyncAccessHandle.write`, …; a sync access handle asked for in a mode is
+ * counted under `…createSyncAccessHandle(mode)` too), and the bytes read and written.
+ */
 export interface OpCount {
 	calls: Record<string, number>;
 	bytesRead: number;
@@ -33,6 +36,10 @@ export async function traceOpfs(body: () => Promise<void>): Promise<OpCount> {
 			const key = `${type}.${method}`;
 			proto[method] = function (this: unknown, ...args: unknown[]) {
 				count.calls[key] = (count.calls[key] ?? 0) + 1;
+				if (key === "FileSystemFileHandle.createSyncAccessHandle" && (args[0] as { mode?: string })?.mode) {
+					const moded = `${key}(${(args[0] as { mode: string }).mode})`;
+					count.calls[moded] = (count.calls[moded] ?? 0) + 1;
+				}
 				const result = original.apply(this, args);
 				if (key === "FileSystemSyncAccessHandle.write") count.bytesWritten += (args[0] as Uint8Array).byteLength;
 				if (key === "FileSystemSyncAccessHandle.read") count.bytesRead += result as number;
