@@ -9,6 +9,7 @@ import type { SessionEntry } from "./entries.ts";
 import { EntryNotLoadedError } from "./errors.ts";
 import { excerptOf, MAX_NESTING_DEPTH, nestsDeeperThan, SessionFormatError } from "./jsonl.ts";
 import { io, type Task } from "./storage.ts";
+import { decodeUtf8 } from "./utf8-decode.ts";
 
 export { EntryNotLoadedError };
 
@@ -31,8 +32,6 @@ const CACHE_BYTES = 64 << 20;
 const GAP_BYTES = 64 << 10;
 const READ_BYTES = 8 << 20;
 
-/** As a full open reads a line: bytes that are not UTF-8 become U+FFFD. */
-const decoder = new TextDecoder("utf-8");
 
 /**
  * The key under which a deferred entry's structure holds the number of its line's span here: a number in
@@ -138,7 +137,8 @@ export class EntryBodies {
 				end = Math.max(end, span.offset + span.length);
 				last++;
 			}
-			const bytes = yield* io("readRange", this.path, start, end);
+			// Into a buffer used again by the next read: nothing is kept of the bytes but what is decoded from them.
+			const bytes = yield* io("readReusing", this.path, start, end);
 			for (let index = first; index <= last; index++) {
 				const [structure, span] = wanted[index] as [SessionEntry, LineSpan];
 				const entry = this.#decode(
@@ -159,7 +159,8 @@ export class EntryBodies {
 	 * whose brackets and quotes were whole but whose inside is not JSON (see line-structure.ts) fails here.
 	 */
 	#decode(structure: SessionEntry, span: LineSpan, bytes: Uint8Array): SessionEntry {
-		const text = decoder.decode(bytes);
+		// As a full open reads a line: bytes that are not UTF-8 become U+FFFD, a BOM stays.
+		const text = decodeUtf8(bytes);
 		const where = { file: this.path, line: span.line, byteOffset: span.offset, excerpt: excerptOf(text) };
 		let entry: SessionEntry;
 		try {
