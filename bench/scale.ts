@@ -18,7 +18,7 @@
  * linear 100 MB", "listAll cold, 1,000 sessions", …, the size measured in the name.
  *
  * Run: `npm run bench:scale` (9–13 minutes on 2 cores, plus about 30 s to generate the inputs once),
- * `npm run bench:scale -- --quick` (2 rounds; opens of 20 MB, the 1 GB inputs' stand-ins at 25 MB,
+ * `npm run bench:scale -- --quick` (1 round; opens of 20 MB, the 1 GB inputs' stand-ins at 25 MB,
  * listings of 250 sessions, the most recent of 250: about a minute), `-- --huge` adds the 4 GB open
  * (about 20 more minutes, 4 GB of disk, children up to ~9 GB RSS); `--rounds N` (or `BENCH_ROUNDS`),
  * `--only linear,bushy,compaction-heavy,text-1gb,image-1gb,text-4gb,context,listing,tree,recent,fork,migration`,
@@ -111,8 +111,12 @@ const wanted = (group: GroupName): boolean => (ONLY ? ONLY.includes(group) : gro
 /** pi 1.6 on 1 GB needs more than V8's default heap; every child of a big input gets the same limit. */
 const HEAP_FLAG = "--max-old-space-size=16384";
 const BIG_INPUT_BYTES = 500e6;
-/** Rounds of every group with `--quick`. */
-const QUICK_ROUNDS = 2;
+/**
+ * Rounds of every group with `--quick`, whose figures only show that the suite runs and answers right
+ * (every answer is checked in the first round): one keeps the whole quick suite under three minutes on a
+ * 2-core machine slow at fresh memory (two took 3 min 31 s there).
+ */
+const QUICK_ROUNDS = 1;
 /** Sizes `--quick` uses instead of the inputs' own quick sizes (the 1 GB inputs' stand-ins: 25 MB). */
 const QUICK_BYTES: Partial<Record<VariantName, number>> = { "text-1gb": 25e6, "image-1gb": 25e6 };
 /** `readFileSync(path, "utf8")` (pi 0.73.1's read) cannot make a longer string. */
