@@ -32,7 +32,6 @@ const CACHE_BYTES = 64 << 20;
 const GAP_BYTES = 64 << 10;
 const READ_BYTES = 8 << 20;
 
-
 /**
  * The key under which a deferred entry's structure holds the number of its line's span here: a number in
  * the object, not an entry of a map, since a session may have millions. A copy of the structure (a fork
