@@ -69,6 +69,7 @@ import { addFile, buildPage, servePage } from "./browser/serve.ts";
 import { generateLinearSession } from "./generate.ts";
 import { ensureInput, type ScaleInput, type VariantName } from "./scale-inputs.ts";
 import { type BenchRow, type Measure, measureOf, reportRow } from "./suite/rows.ts";
+import { roundsText } from "./suite/table.ts";
 import { corpusMessages, median } from "./worker-support.ts";
 
 const quick = process.argv.includes("--quick");
@@ -1017,7 +1018,7 @@ async function regularCases(
 	push(3, "frames opfs", { worst: { goal: 50 } });
 	push(3, "frames memory", { worst: { goal: 50 } });
 
-	printPreamble(preamble, `${ROUNDS} rounds${quick ? " (--quick)" : ""}`);
+	printPreamble(preamble, `${roundsText(ROUNDS)}${quick ? " (--quick)" : ""}`);
 	console.log(
 		`sessions: ${(big.bytes / MB).toFixed(2)} MB (${big.answer.entryCount} entries, context ${big.answer.contextLength} messages) ` +
 			`and ${small.bytes} bytes (${small.answer.entryCount} entries); appended messages ${Math.min(...messageBytes)}–${Math.max(...messageBytes)} bytes of JSON ` +

@@ -44,6 +44,7 @@ import { isDeepStrictEqual } from "node:util";
 import { listingCatalogPath } from "../src/index.ts";
 import { ensureInput } from "./scale-inputs.ts";
 import { type BenchRow, type Goal, type Measure, measureOf, reportRow } from "./suite/rows.ts";
+import { roundsText } from "./suite/table.ts";
 
 const quick = process.argv.includes("--quick");
 // One round with `--quick` (as bench/scale.ts): its figures only show that the runs work and answer right.
@@ -412,7 +413,7 @@ const line = (values: readonly string[]) =>
 	`| ${values.map((value, i) => value.padEnd(widths[i] as number)).join(" | ")} |`;
 const cpu = cpus();
 console.log(
-	`\npi-sessions as whole processes — ${ROUNDS} rounds${quick ? " (--quick)" : ""} after one untimed run each; ` +
+	`\npi-sessions as whole processes — ${roundsText(ROUNDS)}${quick ? " (--quick)" : ""} after one untimed run each; ` +
 		`Node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
 		`load average ${loadavg()[0]?.toFixed(2)}; ${((performance.now() - started) / 1000).toFixed(0)} s in all`,
 );

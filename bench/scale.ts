@@ -72,6 +72,7 @@ import {
 	type VariantName,
 } from "./scale-inputs.ts";
 import { type BenchRow, type Goal, type Measure, measureOf, reportRow } from "./suite/rows.ts";
+import { roundsText } from "./suite/table.ts";
 
 const argv = process.argv.slice(2);
 const flag = (name: string): boolean => argv.includes(name);
@@ -545,7 +546,7 @@ async function openGroup(group: GroupName, input: ScaleInput, rounds: number): P
 			`leaf ${input.leafId} at depth ${input.leafDepth.toLocaleString("en")}${context}`,
 	);
 	console.log(
-		`${rounds} rounds, ${input.source} payloads, seed ${input.seed}${big ? `, children run with ${HEAP_FLAG}` : ""}; ` +
+		`${roundsText(rounds)}, ${input.source} payloads, seed ${input.seed}${big ? `, children run with ${HEAP_FLAG}` : ""}; ` +
 			`${((performance.now() - started) / 1000).toFixed(0)} s`,
 	);
 	printTable(
@@ -735,7 +736,7 @@ async function contextGroup(input: ScaleInput, rounds: number): Promise<void> {
 			`${pi?.context.messages.toLocaleString("en") ?? "?"} context messages`,
 	);
 	console.log(
-		`${rounds} rounds; each child opens the file fully (not timed here), then times buildSessionContext() once and 5 more times; ` +
+		`${roundsText(rounds)}; each child opens the file fully (not timed here), then times buildSessionContext() once and 5 more times; ` +
 			`${((performance.now() - started) / 1000).toFixed(0)} s. RSS is the child's peak, open included.`,
 	);
 	const header = ["case", "time ms, median (range)", "peak RSS MB, median (range)", "time ÷ pi 1.6"];
@@ -901,7 +902,7 @@ async function listingGroup(input: ScaleInput, rounds: number): Promise<void> {
 	const sizes = sessions.map((session) => session.bytes).sort((a, b) => a - b);
 	console.log(
 		`session sizes: median ${fmtMb(median(sizes))} MB, largest ${fmtMb(sizes[sizes.length - 1] ?? 0)} MB, ` +
-			`${sizes.filter((size) => size < 100e3).length} under 100 kB; ${rounds} rounds; ` +
+			`${sizes.filter((size) => size < 100e3).length} under 100 kB; ${roundsText(rounds)}; ` +
 			`${((performance.now() - started) / 1000).toFixed(0)} s`,
 	);
 	console.log(
@@ -1077,7 +1078,7 @@ async function pairRounds<R extends Result>(options: {
 
 function printPairTable(title: string, what: string, run: PairRun<Result>, checked: string): void {
 	console.log(`\n### ${title}`);
-	console.log(`${what}; ${run.rounds} rounds; ${run.seconds.toFixed(0)} s`);
+	console.log(`${what}; ${roundsText(run.rounds)}; ${run.seconds.toFixed(0)} s`);
 	const pi = run.rows.get("pi16");
 	printTable(
 		TABLE_HEADER.slice(0, 5),

@@ -46,6 +46,11 @@ function verdict(goals: readonly JudgedGoal[]): string {
 	return goals.map((goal) => (goal.met === undefined ? "?" : goal.met ? "yes" : "**no**")).join(", ");
 }
 
+/** "1 round", "3 rounds": how many rounds a step ran, for its preamble. */
+export function roundsText(rounds: number): string {
+	return `${rounds} ${rounds === 1 ? "round" : "rounds"}`;
+}
+
 /** The table as Markdown lines. */
 export function renderTable(rows: readonly BenchRow[], judged: readonly JudgedGoal[]): string[] {
 	const lines = rows.map((row) => {

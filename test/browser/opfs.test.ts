@@ -262,11 +262,21 @@ describe("opfs storage", () => {
 			expect(within.count.calls["FileSystemFileHandle.createSyncAccessHandle(read-only)"]).toBe(1);
 			expect(within.count.calls["FileSystemSyncAccessHandle.close"]).toBe(1);
 			expect(within.count.calls["Blob.arrayBuffer"]).toBeUndefined();
+			// The next range: a handle of its own, from the file handle kept (its directories not walked again).
+			const next = await shared.tracedRead(id, "/f", (1 << 20) + 5, (2 << 20) + 5, 2 << 20);
+			expect(next.bytes).toEqual(data.subarray((1 << 20) + 5, (2 << 20) + 5));
+			expect(next.count.calls["FileSystemFileHandle.createSyncAccessHandle(read-only)"]).toBe(1);
+			expect(next.count.calls["FileSystemSyncAccessHandle.close"]).toBe(1);
+			expect(next.count.calls["FileSystemDirectoryHandle.getFileHandle"]).toBeUndefined();
+			expect(next.count.calls["FileSystemDirectoryHandle.getDirectoryHandle"]).toBeUndefined();
 			// Past the end: what there is; a buffer too small is not used.
 			const tail = await shared.tracedRead(id, "/f", (3 << 20) - 10, 4 << 20, 4);
 			expect([tail.bytes, tail.inGiven]).toEqual([data.subarray((3 << 20) - 10), false]);
 			const missing = await rejection(shared.tracedRead(id, "/nothing", 0, 10));
 			expect([missing instanceof StorageError, missing.code]).toEqual([true, "not-found"]);
+			// Every read let go of its handle lock, the failed one too.
+			const held = (await navigator.locks.query()).held ?? [];
+			expect(held.filter((lock) => lock.name?.startsWith("pi-session-tree handle:"))).toEqual([]);
 		} finally {
 			await shared.close(id);
 		}
@@ -284,20 +294,42 @@ describe("opfs storage", () => {
 			const held = await shared.tracedRead(readerId, "/s.jsonl", 0, 100);
 			expect(decoder.decode(held.bytes)).toBe("one\ntwo\n");
 			expect(held.count.calls["Blob.arrayBuffer"]).toBe(1);
+			expect(held.count.calls["FileSystemFileHandle.createSyncAccessHandle(read-only)"]).toBe(1);
+			// Refused once, the file is read through Files for a second, without asking for a handle each range.
+			const again = await shared.tracedRead(readerId, "/s.jsonl", 4, 100);
+			expect(decoder.decode(again.bytes)).toBe("two\n");
+			expect(again.count.calls["FileSystemFileHandle.createSyncAccessHandle(read-only)"]).toBeUndefined();
 			await writer.release(writerId, "/s.jsonl");
+			await new Promise((resolve) => setTimeout(resolve, 1100));
 			const free = await shared.tracedRead(readerId, "/s.jsonl", 0, 100);
 			expect(decoder.decode(free.bytes)).toBe("one\ntwo\n");
 			expect(free.count.calls["Blob.arrayBuffer"]).toBeUndefined();
-			// The handle kept names the path: it reads the file put there since, and finds none once it is gone.
+			// The handle kept names the path: it reads the file put there since (not looked up again), and finds
+			// none once it is gone.
 			await writer.call(writerId, "replace", ["/s.jsonl", [encoder.encode("ONE\n")]]);
 			const replaced = await shared.tracedRead(readerId, "/s.jsonl", 0, 100);
 			expect([decoder.decode(replaced.bytes), replaced.count.calls["Blob.arrayBuffer"]]).toEqual(["ONE\n", undefined]);
+			expect(replaced.count.calls["FileSystemDirectoryHandle.getFileHandle"]).toBeUndefined();
 			await writer.call(writerId, "remove", ["/s.jsonl"]);
 			const gone = await rejection(shared.tracedRead(readerId, "/s.jsonl", 0, 100));
 			expect([gone instanceof StorageError, gone.code]).toEqual([true, "not-found"]);
 		} finally {
 			await writer.close(writerId);
 			await shared.close(readerId);
+		}
+	});
+
+	it("where sync access handles know no modes, files no one holds are read through Files, as before", async () => {
+		const root = freshRoot();
+		const id = await shared.openWithoutModes(root);
+		try {
+			await shared.call(id, "createExclusive", ["/f", [encoder.encode("one\ntwo\n")], false]);
+			const read = await shared.tracedRead(id, "/f", 4, 100);
+			expect(decoder.decode(read.bytes)).toBe("two\n");
+			expect(read.count.calls["FileSystemFileHandle.createSyncAccessHandle"]).toBeUndefined();
+			expect(read.count.calls["Blob.arrayBuffer"]).toBe(1);
+		} finally {
+			await shared.close(id);
 		}
 	});
 
@@ -318,9 +350,12 @@ describe("opfs storage", () => {
 				await writer.release(writerId, "/f");
 			}
 			await shared.stopWatching();
-			const { reads, failures } = await reading;
+			const { reads, failures, count } = await reading;
 			expect(failures).toEqual([]);
 			expect(reads).toBeGreaterThan(0);
+			// It read through read-only handles (not only through Files, which never keep a writer out).
+			expect(count.calls["FileSystemFileHandle.createSyncAccessHandle(read-only)"]).toBeGreaterThan(0);
+			expect(count.bytesRead).toBeGreaterThan(4 << 20);
 			const stat = (await writer.call(writerId, "stat", ["/f"])) as { size: number };
 			expect(stat.size).toBe((4 << 20) + 60 * line.length);
 		} finally {

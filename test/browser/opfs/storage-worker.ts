@@ -225,21 +225,40 @@ const api = {
 		}
 		return seen;
 	},
-	/** Read the whole of `path` again and again until `stopWatching`: how many reads, and what each failure was. */
-	async keepReading(id: number, path: string): Promise<{ reads: number; failures: string[] }> {
+	/**
+	 * Read the whole of `path` again and again until `stopWatching`: how many reads, what each failure was,
+	 * and the OPFS calls they made.
+	 */
+	async keepReading(id: number, path: string): Promise<{ reads: number; failures: string[]; count: OpCount }> {
 		const storage = storageOf(id);
 		const state = { stop: false };
 		watching = state;
-		const result = { reads: 0, failures: [] as string[] };
-		while (!state.stop) {
-			try {
-				await storage.readRange(path, 0, 1 << 30);
-				result.reads++;
-			} catch (error) {
-				result.failures.push(String(error));
+		let reads = 0;
+		const failures: string[] = [];
+		const count = await traceOpfs(async () => {
+			while (!state.stop) {
+				try {
+					await storage.readRange(path, 0, 1 << 30);
+					reads++;
+				} catch (error) {
+					failures.push(String(error));
+				}
 			}
+		});
+		return { reads, failures, count };
+	},
+	/** `open`, as in a browser whose sync access handles know no modes (`mode` hidden while it is made). */
+	async openWithoutModes(root: string): Promise<number> {
+		const proto = (globalThis as unknown as Record<string, { prototype: object }>).FileSystemSyncAccessHandle
+			?.prototype as object;
+		const mode = Object.getOwnPropertyDescriptor(proto, "mode");
+		if (!mode) throw new Error("this browser's sync access handles have no mode to hide");
+		delete (proto as { mode?: unknown }).mode;
+		try {
+			return await api.open(root);
+		} finally {
+			Object.defineProperty(proto, "mode", mode);
 		}
-		return result;
 	},
 	stopWatching(): void {
 		if (watching) watching.stop = true;
