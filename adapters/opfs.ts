@@ -318,14 +318,12 @@ class OpfsFiles {
 	): Promise<Uint8Array | undefined> {
 		let handle: SyncAccessHandle;
 		try {
-			const kept = this.#fileHandles.get(path);
-			let file: OpfsFileHandle;
-			if (kept) file = kept;
-			else {
+			let file = this.#fileHandles.get(path);
+			if (!file) {
 				const { dir, name } = await this.#parent(path);
 				file = (await dir.getFileHandle(name)) as OpfsFileHandle;
 			}
-			keepRecent(this.#fileHandles, path, file);
+			keepRecent(this.#fileHandles, path, file); // kept, or made the most recent
 			handle = await file.createSyncAccessHandle({ mode: "read-only" });
 		} catch (error) {
 			// Busy (a writer has it open): the handle still names the file. Anything else: found afresh next time.
