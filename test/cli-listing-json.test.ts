@@ -91,10 +91,12 @@ describe("ls --json from bytes", () => {
 					expect(sessionsJson(rows).equals(expected(rows)), pass).toBe(true);
 				}
 			}),
-			{ numRuns: 60 },
+			// 150 runs: at 60, about 70 rows had their bytes at hand, and one run in five or so not 60 (a CI
+			// run failed so); at 150, 179-196 in the runs seen.
+			{ numRuns: 150 },
 		);
-		// Not a test of the fallback alone: most rows had their bytes at hand.
-		expect(fromBytes).toBeGreaterThan(60);
+		// Not a test of the fallback alone: many rows had their bytes at hand.
+		expect(fromBytes).toBeGreaterThan(100);
 	});
 
 	it("writes a text set after the listing, not the bytes it was read from; and a cut text as cut", async () => {
