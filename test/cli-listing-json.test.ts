@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessionsJson } from "../adapters/cli/listing-json.ts";
+import { sessionsJson, writeSessionsJson } from "../adapters/cli/listing-json.ts";
 import { createNodeStorage } from "../adapters/node.ts";
 import { listAllSessions, type SessionInfo } from "../src/index.ts";
 import { allMessagesTextUtf8 } from "../src/listing-summary.ts";
@@ -88,7 +88,7 @@ describe("ls --json from bytes", () => {
 					const rows = await listAllSessions(storage, root, { catalog });
 					// Counted before the expected JSON is made: making it reads (decodes) every text.
 					fromBytes += rows.filter((row) => allMessagesTextUtf8(row) !== undefined).length;
-					expect(sessionsJson(rows).equals(expected(rows)), pass).toBe(true);
+					expect((await sessionsJson(rows)).equals(expected(rows)), pass).toBe(true);
 				}
 			}),
 			// 150 runs: at 60, about 70 rows had their bytes at hand, and one run in five or so not 60 (a CI
@@ -110,11 +110,11 @@ describe("ls --json from bytes", () => {
 		expect(rows.every((row) => allMessagesTextUtf8(row) !== undefined)).toBe(true);
 		(rows[0] as SessionInfo).allMessagesText = 'changed "here"';
 		expect(allMessagesTextUtf8(rows[0] as SessionInfo)).toBeUndefined();
-		expect(sessionsJson(rows).toString()).toContain('"allMessagesText": "changed \\"here\\""');
-		expect(sessionsJson(rows).equals(expected(rows))).toBe(true);
+		expect((await sessionsJson(rows)).toString()).toContain('"allMessagesText": "changed \\"here\\""');
+		expect((await sessionsJson(rows)).equals(expected(rows))).toBe(true);
 
 		const cut = await listAllSessions(storage, root, { catalog, allMessagesTextLimit: 3 });
-		expect(sessionsJson(cut).equals(expected(cut))).toBe(true);
+		expect((await sessionsJson(cut)).equals(expected(cut))).toBe(true);
 	});
 
 	it("falls back to the decoded text where the bytes are not sound UTF-8", async () => {
@@ -131,8 +131,33 @@ describe("ls --json from bytes", () => {
 		for (const pass of ["cold", "warm"]) {
 			const rows = await listAllSessions(storage, root, { catalog });
 			expect(rows[0]?.allMessagesText, pass).toContain("\ufffd");
-			expect(sessionsJson(rows).equals(expected(rows)), pass).toBe(true);
+			expect((await sessionsJson(rows)).equals(expected(rows)), pass).toBe(true);
 		}
-		expect(sessionsJson([]).toString()).toBe("[]\n");
+		expect((await sessionsJson([])).toString()).toBe("[]\n");
+	});
+
+	it("is handed on in chunks of about a megabyte that end between rows, its buffer written again only once each is taken", async () => {
+		// 40 sessions of ~100 KB of text each (non-ASCII, quotes and line feeds among it): several chunks.
+		const texts = Array.from({ length: 40 }, (_, index) => `${index} é "q"\n😀 ${"x".repeat(1000)}`.repeat(100));
+		const root = writeHome(texts.map((text, index) => ({ texts: [text], cwd: `/p${index}` })));
+		const catalog = join(root, "..", "catalog.json");
+		await listAllSessions(storage, root, { catalog });
+		const rows = await listAllSessions(storage, root, { catalog });
+		expect(rows.every((row) => allMessagesTextUtf8(row) !== undefined)).toBe(true);
+		const chunks: Buffer[] = [];
+		await writeSessionsJson(rows, async (chunk) => {
+			// Taken a little later, as a slow pipe takes it: the bytes must still be the chunk's.
+			await new Promise((resolve) => setTimeout(resolve, 1));
+			chunks.push(Buffer.from(chunk));
+		});
+		const whole = Buffer.concat(chunks);
+		expect(whole.equals(expected(rows))).toBe(true);
+		expect(chunks.length).toBeGreaterThan(2);
+		const decoder = new TextDecoder("utf-8", { fatal: true });
+		for (const chunk of chunks.slice(0, -1)) {
+			expect(chunk.length).toBeGreaterThanOrEqual(1 << 20);
+			// Whole characters, and the end of a row: `}` then the comma between rows.
+			expect(decoder.decode(chunk).endsWith("}")).toBe(true);
+		}
 	});
 });

@@ -21,7 +21,7 @@ import {
 	listingCatalogPathForSessionsRoot,
 	sessionFileName,
 } from "../src/index.ts";
-import { RUNTIMES, runCli } from "./support/cli.ts";
+import { capturedStream, RUNTIMES, runCli } from "./support/cli.ts";
 import { recordingStorage } from "./support/listing-sessions.ts";
 
 const ALPHA = "/work/alpha";
@@ -302,20 +302,16 @@ function inProcess(tty = false, sessionsRoot = root) {
 		catalog: listingCatalogPathForSessionsRoot(sessionsRoot),
 		samples: false,
 	};
-	const out: string[] = [];
-	const notes: string[] = [];
-	const output = terminalOutput(
-		{ write: (chunk: string) => out.push(chunk), isTTY: tty },
-		{ write: (chunk: string) => notes.push(chunk) },
-		{},
-	);
+	const stdout = capturedStream(tty);
+	const stderr = capturedStream();
+	const output = terminalOutput(stdout, stderr, {});
 	const context: RunContext = {
 		storage,
 		output,
 		places: () => places,
 		sessionPath: (name) => findSession(name, () => places, storage),
 	};
-	return { context, reads, out, notes, catalog: places.catalog as string };
+	return { context, reads, out: stdout.chunks, notes: stderr.chunks, catalog: places.catalog as string };
 }
 
 describe("search in-process", () => {

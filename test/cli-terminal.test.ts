@@ -11,12 +11,7 @@ import { runContext } from "../adapters/cli/run-context.ts";
 import { formatBytes, oneLine, terminalOutput } from "../adapters/cli/terminal.ts";
 import { createNodeStorage } from "../adapters/node.ts";
 import { Session } from "../src/index.ts";
-import { RUNTIMES, runCli } from "./support/cli.ts";
-
-function stream(isTTY: boolean) {
-	const chunks: string[] = [];
-	return { chunks, write: (text: string) => chunks.push(text), isTTY, text: () => chunks.join("") };
-}
+import { capturedStream, RUNTIMES, runCli } from "./support/cli.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for escape sequences
 const ESCAPE = /\x1b\[/;
@@ -28,23 +23,25 @@ describe("terminal output", () => {
 			[true, { NO_COLOR: "1" }, false],
 			[false, {}, false],
 		] as const) {
-			const out = stream(tty);
-			terminalOutput(out, stream(false), env).line(terminalOutput(out, stream(false), env).color.cyan("id"));
+			const out = capturedStream(tty);
+			terminalOutput(out, capturedStream(false), env).line(
+				terminalOutput(out, capturedStream(false), env).color.cyan("id"),
+			);
 			expect(ESCAPE.test(out.text()), JSON.stringify({ tty, env })).toBe(coloured);
 		}
 	});
 
 	it("draws progress on a terminal's standard error only, and clears it at the end", () => {
-		const tty = stream(true);
-		const bar = terminalOutput(stream(false), tty, {}).progress("listing");
+		const tty = capturedStream(true);
+		const bar = terminalOutput(capturedStream(false), tty, {}).progress("listing");
 		bar.update(3, 12);
 		bar.update(12, 12);
 		bar.end();
 		expect(tty.text()).toContain("listing [######------------------] 3/12");
 		expect(tty.text()).toContain("12/12");
 		expect(tty.text().endsWith("\r\x1b[2K")).toBe(true);
-		const pipe = stream(false);
-		const none = terminalOutput(stream(false), pipe, {}).progress("listing");
+		const pipe = capturedStream(false);
+		const none = terminalOutput(capturedStream(false), pipe, {}).progress("listing");
 		none.update(1, 2);
 		none.end();
 		expect(pipe.text()).toBe("");
@@ -59,8 +56,8 @@ describe("terminal output", () => {
 				await session.appendMessage({ role: "user", content: `hello ${index}`, timestamp: Date.now() });
 				await session.close();
 			}
-			const stdout = stream(false);
-			const stderr = stream(true);
+			const stdout = capturedStream(false);
+			const stderr = capturedStream(true);
 			const context = runContext({ dir: root, catalog: false }, terminalOutput(stdout, stderr, {}));
 			await lsCommand(context, { all: true, json: false });
 			expect(stderr.text()).toContain("3/3");
@@ -76,8 +73,8 @@ describe("terminal output", () => {
 	});
 
 	it("makes every line printable: a session's escape sequences are shown, never sent; colours still work", () => {
-		const out = stream(true);
-		const output = terminalOutput(out, stream(false), {});
+		const out = capturedStream(true);
+		const output = terminalOutput(out, capturedStream(false), {});
 		const hostile = "a\x1b]52;c;cGF5bG9hZA==\x07b\x1b[2Jc\u009bd\u202ee\tf";
 		output.line(`${output.color.cyan(hostile)} ${output.color.bold(output.color.dim("x"))}`);
 		const text = out.text();
@@ -86,21 +83,50 @@ describe("terminal output", () => {
 		expect(text.match(sgr)).toEqual(["\x1b[36m", "\x1b[39m", "\x1b[1m", "\x1b[2m", "\x1b[22m", "\x1b[1m", "\x1b[22m"]);
 		// Only colour codes may remain.
 		expect(text.replace(sgr, "")).not.toMatch(TERMINAL_CONTROL);
-		const plain = stream(true);
-		terminalOutput(plain, stream(false), { NO_COLOR: "1" }).line(output.color.red("r"));
+		const plain = capturedStream(true);
+		terminalOutput(plain, capturedStream(false), { NO_COLOR: "1" }).line(output.color.red("r"));
 		expect(plain.text()).toBe("r\n");
 	});
 
 	it("writes JSON as it is to a pipe, and escaped but the same JSON on a terminal; a session's colour markers stay text", () => {
 		const value = { text: "a\u001b[2Jb\u009bc\u202ed\u2028e\ue00036\ue001f", n: [1, 2] };
-		const pipe = stream(false);
-		terminalOutput(pipe, stream(false), {}).json(value);
+		const pipe = capturedStream(false);
+		terminalOutput(pipe, capturedStream(false), {}).json(value);
 		expect(pipe.text()).toBe(`${JSON.stringify(value, null, 2)}\n`);
-		const tty = stream(true);
-		terminalOutput(tty, stream(false), {}).json(value);
+		const tty = capturedStream(true);
+		terminalOutput(tty, capturedStream(false), {}).json(value);
 		expect(tty.text()).not.toMatch(TERMINAL_CONTROL);
 		expect(tty.text()).toContain("\\u009b");
 		expect(JSON.parse(tty.text())).toEqual(value);
+	});
+
+	it("settles a write of JSON bytes once its stream has taken them, and fails with the stream's error", async () => {
+		let taken: (() => void) | undefined;
+		const written: string[] = [];
+		const slow = {
+			write(chunk: string | Uint8Array, done?: (error?: Error | null) => void) {
+				written.push(Buffer.from(chunk).toString());
+				taken = () => done?.();
+				return false;
+			},
+		};
+		let settled = false;
+		const writing = terminalOutput(slow, capturedStream(false), {})
+			.jsonBytes(Buffer.from("[1]\n"))
+			.then(() => {
+				settled = true;
+			});
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		expect([written, settled]).toEqual([["[1]\n"], false]);
+		taken?.();
+		await writing;
+		expect(settled).toBe(true);
+		const broken = {
+			write: (_chunk: unknown, done?: (error?: Error | null) => void) => done?.(new Error("EPIPE here")),
+		};
+		await expect(terminalOutput(broken, capturedStream(false), {}).jsonBytes(Buffer.from("[]"))).rejects.toThrow(
+			"EPIPE here",
+		);
 	});
 
 	it("one line, and sizes", () => {

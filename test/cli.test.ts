@@ -220,6 +220,33 @@ describe.each(RUNTIMES)("pi-sessions on %s", (runtime) => {
 		}
 	});
 
+	it("ls --json stops quietly too when its reader goes away in the middle", async () => {
+		const root = mkdtempSync(join(tmpdir(), "pi-sessions-pipe-ls-"));
+		try {
+			// ~3 MB of JSON: written in chunks, the reader gone after the first bytes.
+			for (let index = 0; index < 30; index++) {
+				const session = await Session.create(createNodeStorage(), {
+					cwd: `/p${index}`,
+					sessionDir: join(root, "--p--"),
+				});
+				await session.appendMessage({ role: "user", content: "y".repeat(100_000), timestamp: Date.now() });
+				await session.close();
+			}
+			const [command, args] = runtimeCommand(runtime, CLI, ["ls", "--all", "--json", "--dir", root]);
+			const quoted = [command, ...args].map((word) => `'${word}'`).join(" ");
+			for (const pass of ["cold", "warm"]) {
+				const piped = spawnSync("sh", ["-c", `${quoted} | head -c 20; echo; echo "status=$?"`], {
+					encoding: "utf8",
+					env: { ...process.env, NO_COLOR: "1" },
+				});
+				expect(piped.stdout.startsWith("[\n  {\n"), pass).toBe(true);
+				expect(piped.stderr, pass).not.toMatch(/EPIPE|Error/);
+			}
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+
 	it("errors are one line on standard error with a non-zero status", () => {
 		const cases: [string[], number, RegExp][] = [
 			[["nope"], 2, /unknown command nope/i],

@@ -38,6 +38,7 @@ import {
 	type SkippedLines,
 	type Storage,
 } from "../src/index.ts";
+import { capturedStream } from "./support/cli.ts";
 import { recordingStorage } from "./support/listing-sessions.ts";
 
 const storage = createNodeStorage();
@@ -453,13 +454,9 @@ describe("a session of very many entries in a listing", () => {
 function inProcess(agentDir: string, limits?: RunContext["limits"]) {
 	const root = join(agentDir, "sessions");
 	const places: Places = { root, catalog: listingCatalogPath(agentDir), samples: false };
-	const out: string[] = [];
-	const notes: string[] = [];
-	const output = terminalOutput(
-		{ write: (chunk: string) => out.push(chunk), isTTY: false },
-		{ write: (chunk: string) => notes.push(chunk) },
-		{},
-	);
+	const out = capturedStream();
+	const notes = capturedStream();
+	const output = terminalOutput(out, notes, {});
 	const context: RunContext = {
 		storage,
 		output,
@@ -467,7 +464,7 @@ function inProcess(agentDir: string, limits?: RunContext["limits"]) {
 		sessionPath: (name) => findSession(name, () => places, storage),
 		limits,
 	};
-	return { context, stdout: () => out.join(""), stderr: () => notes.join("") };
+	return { context, stdout: () => out.text(), stderr: () => notes.text() };
 }
 
 describe("pi-sessions stats, search and ls (in-process) name the lines over a limit", () => {

@@ -33,8 +33,11 @@ export interface Output {
 	 * of a session is taken for a colour marker.
 	 */
 	json(value: unknown): void;
-	/** Write JSON already made (UTF-8, its line feed included) as `json` writes JSON: as it is to a pipe. */
-	jsonBytes(json: Uint8Array): void;
+	/**
+	 * Write JSON already made (UTF-8), or a piece of it that ends between characters, as `json` writes JSON:
+	 * as it is to a pipe. Settles once the bytes are written (the caller may then write over them).
+	 */
+	jsonBytes(json: Uint8Array): Promise<void>;
 	/** A note for the user on standard error. */
 	note(text: string): void;
 	/** Colours for standard output (markers that `line` drops where colour is off). */
@@ -44,7 +47,8 @@ export interface Output {
 }
 
 interface Stream {
-	write(chunk: string | Uint8Array): unknown;
+	/** Writes `chunk`; calls `done` once it is written (given the error if it could not be). */
+	write(chunk: string | Uint8Array, done?: (error?: Error | null) => void): unknown;
 	isTTY?: boolean;
 }
 
@@ -107,7 +111,11 @@ export function terminalOutput(
 			const text = JSON.stringify(value, null, 2);
 			stdout.write(`${stdout.isTTY === true ? printable(text, true) : text}\n`);
 		},
-		jsonBytes: (json) => stdout.write(stdout.isTTY === true ? printable(new TextDecoder().decode(json), true) : json),
+		jsonBytes: (json) =>
+			new Promise((resolve, reject) => {
+				const chunk = stdout.isTTY === true ? printable(new TextDecoder().decode(json), true) : json;
+				stdout.write(chunk, (error) => (error ? reject(error) : resolve()));
+			}),
 		note: (text) => stderr.write(`${printable(text, true).replace(MARKER, "")}\n`),
 		color: colors,
 		progress(label) {

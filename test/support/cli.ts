@@ -72,3 +72,26 @@ export function runCli(runtime: Runtime, args: readonly string[], options: CliOp
 	const stderr = run.stderr.replace(/^.*ExperimentalWarning.*\n?(\(Use `node --trace-warnings.*\n?)?/gm, "");
 	return { status: run.status, stdout: run.stdout, stderr };
 }
+
+/**
+ * A stand-in for standard output or error that keeps what is written, as text: a chunk of bytes is copied
+ * when written (its writer may write over it once told it was taken, as the real stream tells it).
+ */
+export function capturedStream(isTTY = false): {
+	isTTY: boolean;
+	chunks: string[];
+	write(chunk: string | Uint8Array, done?: (error?: Error | null) => void): boolean;
+	text(): string;
+} {
+	const chunks: string[] = [];
+	return {
+		isTTY,
+		chunks,
+		write(chunk, done) {
+			chunks.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString());
+			done?.();
+			return true;
+		},
+		text: () => chunks.join(""),
+	};
+}

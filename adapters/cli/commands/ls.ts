@@ -16,7 +16,7 @@ import {
 } from "../../../src/index.ts";
 import { CliError } from "../errors.ts";
 import { shortIds } from "../find-session.ts";
-import { sessionsJson } from "../listing-json.ts";
+import { writeSessionsJson } from "../listing-json.ts";
 import { isDirectory } from "../places.ts";
 import type { RunContext } from "../run-context.ts";
 import { formatBytes, oneLine, plural } from "../terminal.ts";
@@ -104,7 +104,7 @@ export async function lsCommand(context: RunContext, options: LsOptions): Promis
 		output.note(skippedLinesNote(lines, outcome));
 	}
 	if (options.json) {
-		output.jsonBytes(sessionsJson(sessions));
+		await writeSessionsJson(sessions, (chunk) => output.jsonBytes(chunk));
 		return;
 	}
 	if (sessions.length === 0) {
