@@ -87,7 +87,7 @@ const HUGE_CASES: Readonly<Record<string, readonly VariantName[]>> = {
 const hugeVariants = (only ?? []).flatMap((name) => HUGE_CASES[name] ?? []);
 /** The `--only` prefixes of cases 1–3; all of them when `--only` is not given. */
 const regularOnly = only?.filter((name) => !(name in HUGE_CASES));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 4));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
 /** Appends are timed in blocks; the sessions' blocks alternate. */
 const OPFS_BLOCK = 20;
 const OPFS_BLOCKS = quick ? 3 : 8;

@@ -18,7 +18,7 @@
  * timed run's output must hash as its checked one did. Time: wall time of the process from the outside
  * (spawn to exit; standard output into a file). Peak RSS: `/usr/bin/time -f %M` of the process.
  *
- * Run: `npx tsx bench/cli.ts [--quick]` (`BENCH_ROUNDS=n` to choose the rounds: 5, or 1 with `--quick`, which takes about 20 s).
+ * Run: `npx tsx bench/cli.ts [--quick]` (`BENCH_ROUNDS=n` to choose the rounds: 3, or 1 with `--quick`, which takes about 20 s).
  * Under `npm run bench` it reports its rows (bench/suite/rows.ts).
  * @module
  */
@@ -48,7 +48,7 @@ import { roundsText } from "./suite/table.ts";
 
 const quick = process.argv.includes("--quick");
 // One round with `--quick` (as bench/scale.ts): its figures only show that the runs work and answer right.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 5));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
 const ROOT = new URL("..", import.meta.url).pathname;
 const CLI = join(ROOT, "dist", "cli.js");
 const PI16_MODULE = join(ROOT, "node_modules", "pi-coding-agent-1.6", "dist", "core", "session-manager.js");

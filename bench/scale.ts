@@ -1308,9 +1308,9 @@ async function main(): Promise<void> {
 	});
 
 	const openGroups: [GroupName, VariantName, number][] = [
-		["linear", "linear-100mb", 5],
-		["bushy", "bushy-100mb", 5],
-		["compaction-heavy", "compaction-heavy-100mb", 5],
+		["linear", "linear-100mb", 3],
+		["bushy", "bushy-100mb", 3],
+		["compaction-heavy", "compaction-heavy-100mb", 3],
 		["text-1gb", "text-1gb", 3],
 		["image-1gb", "image-1gb", 3],
 		["text-4gb", "text-4gb", 2],
@@ -1345,7 +1345,7 @@ async function main(): Promise<void> {
 	if (wanted("fork")) await forkGroup(input("linear-100mb"), rounds(3));
 	if (v1) await migrationGroup(v1, rounds(3));
 	if (wanted("listing")) {
-		await listingGroup(input("home-1000"), rounds(4));
+		await listingGroup(input("home-1000"), rounds(3));
 		if (smallHome) await listingGroup(smallHome, rounds(3));
 	}
 	if (wanted("recent")) await recentGroup(input("home-1000"), rounds(5));
