@@ -288,8 +288,10 @@ export class SessionCore {
 			// A branch of a lazily read session: its entries are decoded from the old file to be written.
 			const bodies = this.#tree.bodies;
 			const loaded = bodies && (yield* bodies.load(this.#tree.structureBetween(0, Math.min(upTo, this.#tree.size))));
-			const build = () => [encodeEntry(this.#tree.getHeader()), ...this.#linesBetween(0, upTo)];
-			const lines = bodies && loaded ? bodies.withLoaded(loaded, build) : build();
+			const eachLine = () => this.#eachLineBetween(0, upTo, encodeEntry(this.#tree.getHeader()));
+			// Encoded as the storage asks for them, so that each line dies young; a lazily read tree's entries are
+			// whole only inside `withLoaded`, so their lines are encoded there, all of them.
+			const lines = bodies && loaded ? bodies.withLoaded(loaded, () => [...eachLine()]) : eachLine();
 			let bytes = 0;
 			try {
 				yield* io(
@@ -384,13 +386,19 @@ export class SessionCore {
 
 	/** The lines of entries `[start, end)`: as encoded when appended, or encoded now (loaded, forked). */
 	#linesBetween(start: number, end: number): PendingLine[] {
+		return [...this.#eachLineBetween(start, end)];
+	}
+
+	/** `#linesBetween`, a line at a time, after `first` when given (a new file's header). */
+	*#eachLineBetween(start: number, end: number, first?: string): Generator<PendingLine, void, undefined> {
+		if (first !== undefined) yield first;
 		const inTree = Math.max(start, Math.min(end, this.#tree.size));
-		const lines = this.#tree
-			.entriesBetween(start, inTree)
-			.map((entry, offset) => this.#unwritten[start + offset - this.#persisted] ?? encodeEntry(entry));
+		const entries = this.#tree.entriesBetween(start, inTree);
+		for (let offset = 0; offset < entries.length; offset++) {
+			yield this.#unwritten[start + offset - this.#persisted] ?? encodeEntry(entries[offset] as SessionEntry);
+		}
 		// Deferred messages are never in the file unwritten: their lines are always kept.
-		for (let index = inTree; index < end; index++) lines.push(this.#unwritten[index - this.#persisted] as PendingLine);
-		return lines;
+		for (let index = inTree; index < end; index++) yield this.#unwritten[index - this.#persisted] as PendingLine;
 	}
 
 	/**
