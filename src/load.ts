@@ -293,15 +293,21 @@ function isCurrent(header: FileEntry): boolean {
  * none). `HeaderTooLongError` when no record ends within the limit: a full read can still decide.
  */
 export function* readSessionHeader(path: string, limit: number = READ_CHUNK_BYTES): Task<SessionHeader | null> {
-	const bytes = yield* io("readRange", path, 0, limit + 1);
-	const splitter = new LineSplitter();
-	const complete = bytes.length <= limit;
-	const lines = [...splitter.push(bytes.subarray(0, limit)), ...(complete ? splitter.end() : [])];
-	for (const line of lines) {
-		const parsed = parseLine(line);
-		if (parsed?.record) return isValidHeader(parsed.record) ? parsed.record : null;
-		if (parsed && isRecordToPi(line, parsed)) return null;
+	// A header is a few hundred bytes: the first read is small, and only a longer one reads more (from the start).
+	for (let size = Math.min(HEADER_FIRST_READ_BYTES, limit); ; size = Math.min(size * 16, limit)) {
+		const bytes = yield* io("readRange", path, 0, size + 1);
+		const splitter = new LineSplitter();
+		const complete = bytes.length <= size;
+		const lines = [...splitter.push(bytes.subarray(0, size)), ...(complete ? splitter.end() : [])];
+		for (const line of lines) {
+			const parsed = parseLine(line);
+			if (parsed?.record) return isValidHeader(parsed.record) ? parsed.record : null;
+			if (parsed && isRecordToPi(line, parsed)) return null;
+		}
+		if (complete) return null;
+		if (size === limit) throw new HeaderTooLongError(path, limit);
 	}
-	if (complete) return null;
-	throw new HeaderTooLongError(path, limit);
 }
+
+/** What `readSessionHeader` reads first (pi 1.6 reads a header 4 KiB at a time). */
+const HEADER_FIRST_READ_BYTES = 4 << 10;

@@ -17,6 +17,7 @@ import {
 import { type FileStat, runTaskSync, StorageError, type SyncStorage } from "../src/storage.ts";
 
 const MiB = 1 << 20;
+const KiB = 1 << 10;
 const PATH = "/s/a.jsonl";
 const encoder = new TextEncoder();
 const header = (id: unknown = "s1", version = 3) =>
@@ -290,5 +291,29 @@ describe("load.ts: readSessionHeader", () => {
 	it("is null for a file within the limit that holds no record at all", () => {
 		expect(headerOf("\n\nnot json\n")).toBeNull();
 		expect(() => headerOf(`\n\nnot json\n${" ".repeat(100)}`, 50)).toThrow(HeaderTooLongError);
+	});
+
+	it("reads 4 KiB first, then more from the start only while no record has ended: 64 KiB, 1 MiB", () => {
+		const ranges = (content: string) => {
+			const { storage, reads } = oneFile(content);
+			const found = runTaskSync(readSessionHeader(PATH), storage);
+			return { found: found?.id, ranges: reads.map(([start, end]) => [start, end - 1]) };
+		};
+		const rest = `${custom("a", null)}\n`.repeat(3000);
+		expect(ranges(`${header()}\n${rest}`)).toEqual({ found: JSON.parse(header()).id, ranges: [[0, 4 * KiB]] });
+		// Past 4 KiB: a long header, or blank and broken lines before it (pi skips them).
+		const long = header().replace(/}$/, `,"pad":"${"x".repeat(10_000)}"}`);
+		expect(ranges(`${long}\n${rest}`)).toEqual({
+			found: JSON.parse(header()).id,
+			ranges: [
+				[0, 4 * KiB],
+				[0, 64 * KiB],
+			],
+		});
+		expect(ranges(`${"\n".repeat(70 * KiB)}{oops\n${header()}\n${rest}`).ranges).toEqual([
+			[0, 4 * KiB],
+			[0, 64 * KiB],
+			[0, MiB],
+		]);
 	});
 });
