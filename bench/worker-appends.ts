@@ -12,7 +12,7 @@
  * The cases take turns in every round, a different one first each round. Messages are real user and
  * assistant messages of the corpus (150–1000 bytes of JSON).
  * Everything is written to a temporary agent directory, removed at the end.
- * Run: `npx tsx bench/worker-appends.ts [--quick]` (`BENCH_ROUNDS=11` for more rounds; 5 by default, 2 with
+ * Run: `npx tsx bench/worker-appends.ts [--quick]` (`BENCH_ROUNDS=11` for more rounds; 5 by default, 1 with
  * `--quick`, which also times 500 awaited appends per case and round instead of 2,000 and leaves out the
  * cases the suite's rows do not need: durability "group" and the memory storage); under `npm run bench`
  * (bench/run.ts) it reports its rows to the suite.
@@ -46,7 +46,7 @@ const ROUND_TRIP_WARMUP = QUICK ? 100 : 500;
 const ROUND_TRIPS = QUICK ? 500 : 2000;
 const PIPELINED = 10_000;
 const WARMUP = 1;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 2 : 5));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5));
 const CWD = "/bench/appends";
 
 type FileRecord = { type: string; id?: string; parentId?: string | null; timestamp?: string; message?: unknown };

@@ -16,7 +16,7 @@
  * sessions to list are written to a temporary agent directory in pi's layout, and the input is
  * hard-linked into another; both are removed at the end.
  * Run: `npx tsx bench/worker-responsiveness.ts [--quick]` (`BENCH_ROUNDS=5` for more rounds; 3 by
- * default, 2 with `--quick`); under `npm run bench` (bench/run.ts) it reports its rows to the suite.
+ * default, 1 with `--quick`); under `npm run bench` (bench/run.ts) it reports its rows to the suite.
  * @module
  */
 import { randomUUID } from "node:crypto";
@@ -60,7 +60,7 @@ import {
 } from "./worker-support.ts";
 
 const QUICK = isQuick();
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 2 : 3));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const OPEN_BYTES = QUICK ? 20e6 : 1e9;
 const LISTED_SESSIONS = QUICK ? 500 : 1000;
 const PROJECT_DIRS = 20;
