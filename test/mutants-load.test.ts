@@ -310,7 +310,24 @@ describe("load.ts: readSessionHeader", () => {
 				[0, 64 * KiB],
 			],
 		});
-		expect(ranges(`${"\n".repeat(70 * KiB)}{oops\n${header()}\n${rest}`).ranges).toEqual([
+		// Its line feed the last byte of the first 4 KiB, or the first one after them.
+		const padded = (bytes: number) => header().replace(/}$/, `,"pad":"${"x".repeat(bytes - header().length - 9)}"}`);
+		expect(padded(4 * KiB - 1).length).toBe(4 * KiB - 1);
+		expect(ranges(`${padded(4 * KiB - 1)}\n${rest}`).ranges).toEqual([[0, 4 * KiB]]);
+		expect(ranges(`${padded(4 * KiB)}\n${rest}`).ranges).toEqual([
+			[0, 4 * KiB],
+			[0, 64 * KiB],
+		]);
+		expect(ranges(`${padded(4 * KiB - 1)}\r\n${rest}`)).toEqual({
+			found: JSON.parse(header()).id,
+			ranges: [
+				[0, 4 * KiB],
+				[0, 64 * KiB],
+			],
+		});
+		const afterBlanks = ranges(`${"\n".repeat(70 * KiB)}{oops\n${header()}\n${rest}`);
+		expect(afterBlanks.found).toBe(JSON.parse(header()).id);
+		expect(afterBlanks.ranges).toEqual([
 			[0, 4 * KiB],
 			[0, 64 * KiB],
 			[0, MiB],

@@ -16,7 +16,7 @@ import { showCommand } from "./commands/show.ts";
 import { statsCommand } from "./commands/stats.ts";
 import { treeCommand } from "./commands/tree.ts";
 import { unlockCommand } from "./commands/unlock.ts";
-import { CliError } from "./errors.ts";
+import { CliError, isBrokenPipe } from "./errors.ts";
 import { type RunContext, runContext } from "./run-context.ts";
 import { type Output, terminalOutput } from "./terminal.ts";
 
@@ -268,6 +268,7 @@ export async function main(argv: readonly string[], output: () => Output = () =>
 		await runCommand(root, { rawArgs });
 		return 0;
 	} catch (error) {
+		if (isBrokenPipe(error)) return 0;
 		const out = output();
 		if (error instanceof CliError) {
 			out.note(`pi-sessions: ${error.message}`);

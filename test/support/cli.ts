@@ -73,6 +73,38 @@ export function runCli(runtime: Runtime, args: readonly string[], options: CliOp
 	return { status: run.status, stdout: run.stdout, stderr };
 }
 
+/** A run of the CLI whose standard output goes to another command (`reader`, run by `sh`). */
+export interface PipedRun {
+	/** The CLI's own exit status (not the reader's). */
+	status: number;
+	/** What the reader wrote. */
+	stdout: string;
+	/** The CLI's standard error, the runtime's experimental-feature warnings left out. */
+	stderr: string;
+}
+
+/** Run the CLI with `args` on `runtime`, its standard output piped into `reader` (`head -c 20`, `cat`…). */
+export function runCliPiped(runtime: Runtime, args: readonly string[], reader: string): PipedRun {
+	const [command, commandArgs] = runtimeCommand(runtime, CLI, args);
+	const quoted = [command, ...commandArgs].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(" ");
+	// The CLI's status on a line of its own on standard error, after everything it wrote there.
+	const script = `{ ${quoted}; echo "cli-status=$?" >&2; } | ${reader}`;
+	const run = spawnSync("sh", ["-c", script], {
+		cwd: ROOT,
+		encoding: "utf8",
+		env: { ...process.env, HOME: emptyHomeDir(), NO_COLOR: "1" },
+		timeout: 60_000,
+		maxBuffer: 256 << 20,
+	});
+	if (run.error) throw run.error;
+	const status = /cli-status=(\d+)\n?$/.exec(run.stderr);
+	if (!status) throw new Error(`no status of the CLI in its standard error: ${run.stderr}`);
+	const stderr = run.stderr
+		.slice(0, status.index)
+		.replace(/^.*ExperimentalWarning.*\n?(\(Use `node --trace-warnings.*\n?)?/gm, "");
+	return { status: Number(status[1]), stdout: run.stdout, stderr };
+}
+
 /**
  * A stand-in for standard output or error that keeps what is written, as text: a chunk of bytes is copied
  * when written (its writer may write over it once told it was taken, as the real stream tells it).
