@@ -1341,7 +1341,7 @@ async function main(): Promise<void> {
 		reportOpenRows(group, report, input(variant));
 	}
 	if (wanted("context")) await contextGroup(input("linear-100mb"), rounds(5));
-	if (wanted("tree")) await treeGroup(input("bushy-100mb"), rounds(5));
+	if (wanted("tree")) await treeGroup(input("bushy-100mb"), rounds(3));
 	if (wanted("fork")) await forkGroup(input("linear-100mb"), rounds(3));
 	if (v1) await migrationGroup(v1, rounds(3));
 	if (wanted("listing")) {
