@@ -185,7 +185,9 @@ const TERMINAL_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069
 
 describe.each(RUNTIMES)("a session full of escape sequences, on %s", (runtime) => {
 	it("reaches no terminal through any command: every control character is shown as \\uXXXX", () => {
-		const dir = mkdtempSync(join(tmpdir(), "pi-sessions-escapes-"));
+		const agentDir = mkdtempSync(join(tmpdir(), "pi-sessions-escapes-"));
+		// The sessions root inside it: the listing catalog goes beside the root, so inside the temporary directory too.
+		const dir = join(agentDir, "sessions");
 		try {
 			const path = escapingSession(dir);
 			const commands = [
@@ -206,7 +208,7 @@ describe.each(RUNTIMES)("a session full of escape sequences, on %s", (runtime) =
 			}
 			expect(runCli(runtime, ["context", path]).stdout).toContain("needle\\u001b]0;TITLE\\u0007");
 		} finally {
-			rmSync(dir, { recursive: true, force: true });
+			rmSync(agentDir, { recursive: true, force: true });
 		}
 	});
 });

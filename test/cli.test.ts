@@ -305,7 +305,8 @@ describe("pi-sessions context against pi 1.6.0 at other leaves", () => {
 	});
 
 	it("ls shows each id as the shortest prefix that names it, and that prefix opens it", async () => {
-		const root = mkdtempSync(join(tmpdir(), "pi-sessions-short-ids-"));
+		const agentDir = mkdtempSync(join(tmpdir(), "pi-sessions-short-ids-"));
+		const root = join(agentDir, "sessions"); // its catalog beside it, inside the temporary directory
 		try {
 			const ids = [
 				"01a2345c-0000-7000-8000-000000000001",
@@ -330,7 +331,7 @@ describe("pi-sessions context against pi 1.6.0 at other leaves", () => {
 				expect(tree.stdout).toContain(`I am ${ids.find((id) => id.startsWith(prefix))}`);
 			}
 		} finally {
-			rmSync(root, { recursive: true, force: true });
+			rmSync(agentDir, { recursive: true, force: true });
 		}
 	});
 
