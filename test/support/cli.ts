@@ -51,26 +51,28 @@ export function emptyHomeDir(): string {
 
 export function runCli(runtime: Runtime, args: readonly string[], options: CliOptions = {}): CliRun {
 	const [command, commandArgs] = runtimeCommand(runtime, CLI, args);
-	const env: Record<string, string | undefined> = {
-		...process.env,
-		HOME: emptyHomeDir(),
-		NO_COLOR: "1",
-		...options.env,
-	};
-	delete env.PI_CODING_AGENT_DIR;
-	if (options.env?.PI_CODING_AGENT_DIR) env.PI_CODING_AGENT_DIR = options.env.PI_CODING_AGENT_DIR;
 	const run = spawnSync(command, commandArgs, {
 		cwd: options.cwd ?? ROOT,
 		encoding: "utf8",
-		env,
+		env: cliEnv(options.env),
 		input: options.input,
 		timeout: options.timeout ?? 60_000,
 		maxBuffer: 256 << 20,
 	});
 	if (run.error) throw run.error;
-	// Node's warnings about experimental features are the runtime's, not the tool's.
-	const stderr = run.stderr.replace(/^.*ExperimentalWarning.*\n?(\(Use `node --trace-warnings.*\n?)?/gm, "");
-	return { status: run.status, stdout: run.stdout, stderr };
+	return { status: run.status, stdout: run.stdout, stderr: withoutRuntimeWarnings(run.stderr) };
+}
+
+/** The environment of a run: the process's, in a home without pi sessions, no colour, `extra` over it. */
+function cliEnv(extra: Record<string, string> = {}): Record<string, string | undefined> {
+	const env: Record<string, string | undefined> = { ...process.env, HOME: emptyHomeDir(), NO_COLOR: "1", ...extra };
+	if (!extra.PI_CODING_AGENT_DIR) delete env.PI_CODING_AGENT_DIR;
+	return env;
+}
+
+/** Standard error without Node's warnings about experimental features: the runtime's, not the tool's. */
+function withoutRuntimeWarnings(stderr: string): string {
+	return stderr.replace(/^.*ExperimentalWarning.*\n?(\(Use `node --trace-warnings.*\n?)?/gm, "");
 }
 
 /** A run of the CLI whose standard output goes to another command (`reader`, run by `sh`). */
@@ -92,17 +94,18 @@ export function runCliPiped(runtime: Runtime, args: readonly string[], reader: s
 	const run = spawnSync("sh", ["-c", script], {
 		cwd: ROOT,
 		encoding: "utf8",
-		env: { ...process.env, HOME: emptyHomeDir(), NO_COLOR: "1" },
+		env: cliEnv(),
 		timeout: 60_000,
 		maxBuffer: 256 << 20,
 	});
 	if (run.error) throw run.error;
 	const status = /cli-status=(\d+)\n?$/.exec(run.stderr);
 	if (!status) throw new Error(`no status of the CLI in its standard error: ${run.stderr}`);
-	const stderr = run.stderr
-		.slice(0, status.index)
-		.replace(/^.*ExperimentalWarning.*\n?(\(Use `node --trace-warnings.*\n?)?/gm, "");
-	return { status: Number(status[1]), stdout: run.stdout, stderr };
+	return {
+		status: Number(status[1]),
+		stdout: run.stdout,
+		stderr: withoutRuntimeWarnings(run.stderr.slice(0, status.index)),
+	};
 }
 
 /**
